@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plugin's plugstack.conf arguments:
+ *
+ *   required /usr/lib/x86_64-linux-gnu/slurm-wlm/lwk.so on_error=fail_job
+ *
+ * Parsed strictly: an unknown key or a bad value is an error naming it,
+ * so a typo in plugstack.conf is found at once instead of silently
+ * running with defaults.
+ */
+#ifndef LWK_CONFIG_H
+#define LWK_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum lwk_on_error {
+	LWK_ON_ERROR_FAIL_JOB,	 /* a bad job request fails the job's tasks */
+	LWK_ON_ERROR_DRAIN_NODE, /* ... or fails slurmstepd's init, which   */
+				 /* Slurm answers by draining the node      */
+};
+
+struct lwk_config {
+	bool offer_lwk;		/* register --lwk                    */
+	bool offer_syncmon;	/* register --sync-monitor           */
+	bool offer_casas;	/* register --contention-aware       */
+	int on_error;		/* enum lwk_on_error                 */
+};
+
+void lwk_config_defaults(struct lwk_config *c);
+
+/* Parse argv ("key=value" each).  0, or -1 with a message in err. */
+int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
+		     char *err, size_t errlen);
+
+size_t lwk_config_format(const struct lwk_config *c, char *buf, size_t len);
+
+#endif

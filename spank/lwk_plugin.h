@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * State shared by the SPANK glue files.  One plugin instance lives in
+ * each process that loads it (srun, sbatch, salloc, slurmd, slurmstepd),
+ * so these are plain globals filled in by slurm_spank_init and the
+ * option callbacks.
+ */
+#ifndef LWK_PLUGIN_H
+#define LWK_PLUGIN_H
+
+#include <stdbool.h>
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "options.h"
+
+/* What this job asked for, parsed by the option callbacks. */
+struct lwk_job_request {
+	bool lwk_given, syncmon_given, casas_given;
+	struct lwk_opts lwk;
+	struct lwk_syncmon_opts syncmon;
+	struct lwk_casas_opts casas;
+	/* First error met while parsing on the remote side, where a
+	 * callback must not fail (that would drain the node). */
+	char remote_error[512];
+};
+
+extern struct lwk_config lwk_cfg;
+extern struct lwk_job_request lwk_req;
+
+/* lwk_spank_options.c */
+int lwk_options_register(spank_t sp);
+
+/* lwk_local.c: srun (S_CTX_LOCAL), sbatch/salloc (S_CTX_ALLOCATOR) */
+int lwk_local_post_opt(spank_t sp);
+
+/* lwk_remote.c: slurmstepd (S_CTX_REMOTE) */
+int lwk_remote_post_opt(spank_t sp);
+int lwk_remote_user_init(spank_t sp);
+int lwk_remote_task_init_privileged(spank_t sp);
+
+#endif

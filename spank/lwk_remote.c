@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurmstepd (remote).  The option callbacks have run with the values
+ * from the job; this file reports what each node received, exports it
+ * to the tasks, and decides how a bad value fails: by the job's tasks
+ * (on_error=fail_job, the default) or by slurmstepd's init, which Slurm
+ * answers by draining the node (on_error=drain_node).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "lwk_plugin.h"
+
+struct exported {
+	const char *env;
+	const char *option;
+	const struct lwk_option_grammar *g;
+	const void *opts;
+	const bool *given;
+};
+
+static const struct exported exports[] = {
+	{ "SLURM_LWK_REQUEST", "lwk", &lwk_grammar_lwk, &lwk_req.lwk, &lwk_req.lwk_given },
+	{ "SLURM_SYNC_MONITOR_REQUEST", "sync-monitor", &lwk_grammar_syncmon,
+	  &lwk_req.syncmon, &lwk_req.syncmon_given },
+	{ "SLURM_CASAS_REQUEST", "contention-aware", &lwk_grammar_casas,
+	  &lwk_req.casas, &lwk_req.casas_given },
+};
+
+static void step_name(spank_t sp, char *buf, size_t len)
+{
+	uint32_t job = 0, step = 0;
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	if (step == SLURM_BATCH_SCRIPT)
+		snprintf(buf, len, "%u.batch", job);
+	else if (step == SLURM_EXTERN_CONT)
+		snprintf(buf, len, "%u.extern", job);
+	else
+		snprintf(buf, len, "%u.%u", job, step);
+}
+
+int lwk_remote_post_opt(spank_t sp)
+{
+	char step[64], err[512];
+
+	step_name(sp, step, sizeof(step));
+	if (!lwk_req.remote_error[0] &&
+	    lwk_options_combination_check(lwk_req.lwk_given, lwk_req.syncmon_given,
+					  lwk_req.casas_given, err, sizeof(err)))
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
+	if (lwk_req.remote_error[0]) {
+		slurm_error("lwk: step %s: refusing the job's options: %s", step,
+			    lwk_req.remote_error);
+		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
+	}
+	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+		char buf[2048];
+
+		if (!*exports[i].given)
+			continue;
+		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
+		slurm_info("lwk: step %s: --%s %s", step, exports[i].option, buf);
+	}
+	return 0;
+}
+
+int lwk_remote_user_init(spank_t sp)
+{
+	if (lwk_req.remote_error[0])
+		return 0;
+	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+		char buf[2048];
+		spank_err_t rc;
+
+		if (!*exports[i].given)
+			continue;
+		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
+		rc = spank_setenv(sp, exports[i].env, buf, 1);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error("lwk: cannot set %s: %s", exports[i].env, spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int lwk_remote_task_init_privileged(spank_t sp)
+{
+	(void)sp;
+	if (!lwk_req.remote_error[0])
+		return 0;
+	/* The task's stderr is the job's: this is where the user looks. */
+	fprintf(stderr, "%s\n", lwk_req.remote_error);
+	return -1;
+}

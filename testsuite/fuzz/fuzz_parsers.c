@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Fuzz the parsers that read what users and admins write: the three
+ * option grammars, the plugstack arguments and cpulists.  Invariants:
+ * no crash or sanitizer report; every refusal says "lwk: ..."; every
+ * accepted value prints in a form that parses back to the same value.
+ *
+ * Built two ways: with -DLWK_LIBFUZZER for libFuzzer (make
+ * fuzz-libfuzzer), or as a plain program that mutates a seed corpus
+ * with a fixed seed for FUZZ_ITERATIONS rounds (make check).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "cpulist.h"
+#include "options.h"
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "fuzz: invariant failed: %s (input '%s')\n", \
+				#cond, text);                                  \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+static const struct lwk_option_grammar *const grammars[] = {
+	&lwk_grammar_lwk, &lwk_grammar_syncmon, &lwk_grammar_casas,
+};
+
+static void one(uint8_t sel, const char *text)
+{
+	char err[512], buf[8192];
+
+	err[0] = '\0';
+	switch (sel % 5) {
+	case 0:
+	case 1:
+	case 2: {
+		const struct lwk_option_grammar *g = grammars[sel % 5];
+		union {
+			struct lwk_opts l;
+			struct lwk_syncmon_opts s;
+			struct lwk_casas_opts c;
+		} a, b;
+
+		if (lwk_option_parse(g, text, &a, err, sizeof(err)) == 0) {
+			size_t n = lwk_option_format(g, &a, buf, sizeof(buf));
+
+			CHECK(n < sizeof(buf));
+			CHECK(lwk_option_parse(g, buf, &b, err, sizeof(err)) == 0);
+			CHECK(memcmp(&a, &b, g->size) == 0);
+		} else {
+			CHECK(strncmp(err, "lwk: ", 5) == 0);
+		}
+		break;
+	}
+	case 3: {
+		/* Plugstack arguments: split on spaces as Slurm does. */
+		char copy[4096], *argv[64], *save = NULL, *tok;
+		int argc = 0;
+		struct lwk_config c;
+
+		snprintf(copy, sizeof(copy), "%s", text);
+		for (tok = strtok_r(copy, " ", &save); tok && argc < 64; tok = strtok_r(NULL, " ", &save))
+			argv[argc++] = tok;
+		if (lwk_config_parse(argc, argv, &c, err, sizeof(err)))
+			CHECK(strncmp(err, "lwk: plugstack.conf: ", 21) == 0);
+		break;
+	}
+	case 4: {
+		struct lwk_cpuset s, t;
+
+		if (lwk_cpulist_parse(text, LWK_MAX_CPUS, &s) == 0) {
+			lwk_cpulist_format(&s, buf, sizeof(buf));
+			CHECK(lwk_cpulist_parse(buf, LWK_MAX_CPUS, &t) == 0);
+			CHECK(lwk_cpuset_equal(&s, &t));
+		} else {
+			CHECK(lwk_cpuset_count(&s) == 0);
+		}
+		break;
+	}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text;
+
+	if (size == 0)
+		return 0;
+	text = malloc(size);
+	if (!text)
+		return 0;
+	memcpy(text, data + 1, size - 1);
+	text[size - 1] = '\0';
+	one(data[0], text);
+	free(text);
+	return 0;
+}
+
+#ifndef LWK_LIBFUZZER
+static const char *const seeds[] = {
+	"os=2,mem=4G,numa=0:2-3,backend=linux,hugepage=1G,deleg_mem=128M,deleg_cpu=50%",
+	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
+	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",
+	"lwk=no on_error=drain_node sync_monitor=yes contention_aware=1",
+	"0-3,8,10-20:2",
+	"(null)",
+};
+
+static const char *const tokens[] = {
+	",", "=", ":", "-", "%", ".", "os", "mem", "numa", "interval", "offset", "dir",
+	"999999999999999999999", "0", "1", "4G", "1T", "10us", "1s", "auto", "\n", "\xff",
+	"yes", "(null)", ",,", "==", "/", " ",
+};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)rng;
+}
+
+int main(void)
+{
+	const char *env = getenv("FUZZ_ITERATIONS");
+	long iterations = env ? atol(env) : 100000;
+	char buf[512];
+
+	for (long i = 0; i < iterations; i++) {
+		uint8_t sel = (uint8_t)(next() % 5);
+		size_t len;
+		int edits = 1 + (int)(next() % 6);
+
+		snprintf(buf, sizeof(buf), "%s", seeds[next() % (sizeof(seeds) / sizeof(*seeds))]);
+		for (int e = 0; e < edits; e++) {
+			len = strlen(buf);
+			size_t at = len ? next() % (len + 1) : 0;
+
+			switch (next() % 4) {
+			case 0: /* insert a token */ {
+				const char *tk = tokens[next() % (sizeof(tokens) / sizeof(*tokens))];
+				size_t tl = strlen(tk);
+
+				if (len + tl + 1 < sizeof(buf)) {
+					memmove(buf + at + tl, buf + at, len - at + 1);
+					memcpy(buf + at, tk, tl);
+				}
+				break;
+			}
+			case 1: /* delete a run */
+				if (at < len) {
+					size_t n = 1 + next() % (len - at);
+
+					memmove(buf + at, buf + at + n, len - at - n + 1);
+				}
+				break;
+			case 2: /* replace a byte with any byte but NUL */
+				if (at < len)
+					buf[at] = (char)(1 + next() % 255);
+				break;
+			case 3: /* truncate */
+				buf[at] = '\0';
+				break;
+			}
+		}
+		one(sel, buf);
+	}
+	printf("fuzz_parsers: %ld inputs, no invariant broken\n", iterations);
+	return 0;
+}
+#endif

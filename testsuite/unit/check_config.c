@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "check_lwk.h"
+#include "config.h"
+
+static char err[512];
+
+START_TEST(defaults)
+{
+	struct lwk_config c;
+
+	ck_assert_int_eq(lwk_config_parse(0, NULL, &c, err, sizeof(err)), 0);
+	ck_assert(c.offer_lwk && c.offer_syncmon && c.offer_casas);
+	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_FAIL_JOB);
+}
+END_TEST
+
+START_TEST(values)
+{
+	char *argv[] = { "lwk=no", "contention_aware=false", "on_error=drain_node" };
+	struct lwk_config c;
+	char buf[256];
+
+	ck_assert_int_eq(lwk_config_parse(3, argv, &c, err, sizeof(err)), 0);
+	ck_assert(!c.offer_lwk && c.offer_syncmon && !c.offer_casas);
+	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_DRAIN_NODE);
+	lwk_config_format(&c, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node");
+}
+END_TEST
+
+static void refuse(int argc, char **argv, const char *a, const char *b)
+{
+	struct lwk_config c;
+
+	ck_assert_int_eq(lwk_config_parse(argc, argv, &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "lwk: plugstack.conf: ") == err, "'%s'", err);
+	ck_assert_msg(strstr(err, a) && strstr(err, b), "'%s' lacks '%s' or '%s'", err, a, b);
+	/* Nothing half set: a refused config is the default one. */
+	ck_assert(c.offer_lwk && c.offer_syncmon && c.offer_casas);
+}
+
+START_TEST(refusals)
+{
+	char *unknown[] = { "lwk=no", "statedir=/tmp" };
+	char *novalue[] = { "on_error" };
+	char *badenum[] = { "on_error=panic" };
+	char *badbool[] = { "lwk=maybe" };
+	char *twice[] = { "lwk=no", "lwk=yes" };
+	char *empty[] = { "=x" };
+
+	refuse(2, unknown, "unknown key 'statedir'", "lwk, sync_monitor, contention_aware, on_error");
+	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
+	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
+	refuse(1, badbool, "lwk", "yes or no");
+	refuse(2, twice, "lwk", "given twice");
+	refuse(1, empty, "'=x' is not key=value", "allowed keys");
+}
+END_TEST
+
+Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, values);
+	tcase_add_test(tc, refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Runs every unit suite; exit status is Check's verdict. */
+#include <stdlib.h>
+
+#include "check_lwk.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cpulist_suite());
+	int failed;
+
+	srunner_add_suite(sr, options_suite());
+	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, topology_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
