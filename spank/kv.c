@@ -420,7 +420,7 @@ size_t lwk_kv_format(const struct lwk_kv_key *keys, const void *src,
 		buf[0] = '\0';
 	for (const struct lwk_kv_key *k = keys; k->name; k++) {
 		const char *field = (const char *)src + k->offset;
-		char val[2048];
+		char val[8192]; /* a LIST of 1024 members in the sparsest form */
 		uint64_t v = 0;
 		int n;
 

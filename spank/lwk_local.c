@@ -8,7 +8,7 @@
 
 static void say(const char *option, const struct lwk_option_grammar *g, const void *opts)
 {
-	char buf[2048];
+	char buf[16384];
 
 	lwk_option_format(g, opts, buf, sizeof(buf));
 	slurm_verbose("lwk: --%s %s", option, buf);

@@ -58,7 +58,7 @@ int lwk_remote_post_opt(spank_t sp)
 		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
 	}
 	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
-		char buf[2048];
+		char buf[16384];
 
 		if (!*exports[i].given)
 			continue;
@@ -73,7 +73,7 @@ int lwk_remote_user_init(spank_t sp)
 	if (lwk_req.remote_error[0])
 		return 0;
 	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
-		char buf[2048];
+		char buf[16384];
 		spank_err_t rc;
 
 		if (!*exports[i].given)

@@ -31,9 +31,12 @@ static const struct lwk_option_grammar *const grammars[] = {
 	&lwk_grammar_lwk, &lwk_grammar_syncmon, &lwk_grammar_casas,
 };
 
+/* Big enough for the longest cpulist of LWK_MAX_CPUS ("0,2,4,...") */
+static char buf[65536];
+
 static void one(uint8_t sel, const char *text)
 {
-	char err[512], buf[8192];
+	char err[512];
 
 	err[0] = '\0';
 	switch (sel % 5) {
@@ -75,7 +78,7 @@ static void one(uint8_t sel, const char *text)
 		struct lwk_cpuset s, t;
 
 		if (lwk_cpulist_parse(text, LWK_MAX_CPUS, &s) == 0) {
-			lwk_cpulist_format(&s, buf, sizeof(buf));
+			CHECK(lwk_cpulist_format(&s, buf, sizeof(buf)) < sizeof(buf));
 			CHECK(lwk_cpulist_parse(buf, LWK_MAX_CPUS, &t) == 0);
 			CHECK(lwk_cpuset_equal(&s, &t));
 		} else {
@@ -134,16 +137,16 @@ int main(void)
 {
 	const char *env = getenv("FUZZ_ITERATIONS");
 	long iterations = env ? atol(env) : 100000;
-	char buf[512];
+	char in[512];
 
 	for (long i = 0; i < iterations; i++) {
 		uint8_t sel = (uint8_t)(next() % 5);
 		size_t len;
 		int edits = 1 + (int)(next() % 6);
 
-		snprintf(buf, sizeof(buf), "%s", seeds[next() % (sizeof(seeds) / sizeof(*seeds))]);
+		snprintf(in, sizeof(in), "%s", seeds[next() % (sizeof(seeds) / sizeof(*seeds))]);
 		for (int e = 0; e < edits; e++) {
-			len = strlen(buf);
+			len = strlen(in);
 			size_t at = len ? next() % (len + 1) : 0;
 
 			switch (next() % 4) {
@@ -151,9 +154,9 @@ int main(void)
 				const char *tk = tokens[next() % (sizeof(tokens) / sizeof(*tokens))];
 				size_t tl = strlen(tk);
 
-				if (len + tl + 1 < sizeof(buf)) {
-					memmove(buf + at + tl, buf + at, len - at + 1);
-					memcpy(buf + at, tk, tl);
+				if (len + tl + 1 < sizeof(in)) {
+					memmove(in + at + tl, in + at, len - at + 1);
+					memcpy(in + at, tk, tl);
 				}
 				break;
 			}
@@ -161,19 +164,19 @@ int main(void)
 				if (at < len) {
 					size_t n = 1 + next() % (len - at);
 
-					memmove(buf + at, buf + at + n, len - at - n + 1);
+					memmove(in + at, in + at + n, len - at - n + 1);
 				}
 				break;
 			case 2: /* replace a byte with any byte but NUL */
 				if (at < len)
-					buf[at] = (char)(1 + next() % 255);
+					in[at] = (char)(1 + next() % 255);
 				break;
 			case 3: /* truncate */
-				buf[at] = '\0';
+				in[at] = '\0';
 				break;
 			}
 		}
-		one(sel, buf);
+		one(sel, in);
 	}
 	printf("fuzz_parsers: %ld inputs, no invariant broken\n", iterations);
 	return 0;

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Helpers for the integration tests.  Sourced by testsuite/integration/run;
+# each t*.sh file defines functions named test_*, run one by one in a
+# subshell.  A test passes by returning 0, fails with a message through
+# fail(), and skips with a reason through skip().
+#
+# Set by the runner:
+#   SLURM_CONF      the cluster under test
+#   LWK_PRIVATE     1 when the runner started the cluster itself (tests
+#                   that edit plugstack.conf or drain nodes run only then)
+#   LWK_DEV_DIR     that cluster's directory (logs, plugstack.conf)
+#   LWK_NODES       the number of nodes
+#   LWK_WORK        a scratch directory for job output
+
+fail() {
+	echo "    $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "$*" >"$LWK_WORK/.skip"
+	exit 77
+}
+
+# A job name no other test uses, to find (or not find) its job later.
+unique_name() {
+	echo "lwkt-$1-$$-$RANDOM"
+}
+
+# Jobs with this name that slurmctld knows of, in any state.
+jobs_named() {
+	squeue -h -t all -n "$1" -o '%i' 2>/dev/null | wc -l
+}
+
+# Wait for job $1 to finish; its state ends up in $job_state.
+wait_job() {
+	local i
+	for ((i = 0; i < 240; i++)); do
+		job_state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+		case $job_state in
+		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+			return 0 ;;
+		esac
+		sleep 0.25
+	done
+	fail "job $1 did not finish within 60 s (state $job_state)"
+}
+
+# run_expect_fail OUTFILE CMD...: CMD must exit non-zero; stderr to OUTFILE.
+run_expect_fail() {
+	local out=$1
+	shift
+	if "$@" >"$out" 2>&1; then
+		fail "'$*' succeeded; expected a refusal. Output: $(cat "$out")"
+	fi
+}
+
+# assert_grep PATTERN FILE [WHAT]
+assert_grep() {
+	grep -qE -- "$1" "$2" || fail "${3:-$2} lacks /$1/: $(head -c 2000 "$2")"
+}
+
+assert_no_grep() {
+	if grep -qE -- "$1" "$2"; then
+		fail "${3:-$2} has /$1/: $(grep -E -- "$1" "$2" | head -3)"
+	fi
+}
+
+# The slurmd log of a node of the private cluster.
+slurmd_log() {
+	echo "$LWK_DEV_DIR/log/slurmd-$1.log"
+}
+
+need_private() {
+	[ "${LWK_PRIVATE:-0}" = 1 ] ||
+		skip "needs the private dev cluster (it edits plugstack.conf or reads daemon logs); pointed at $SLURM_CONF"
+}
+
+all_nodes_usable() {
+	local bad
+	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp)$' || true)
+	[ -z "$bad" ] || fail "nodes not usable: $bad"
+}
