@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the integration tests.  Sourced by testsuite/integration/run;
 # each t*.sh file defines functions named test_*, run one by one in a

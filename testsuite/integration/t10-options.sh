@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The options exist where users look for them, and bad values are refused
 # before a job exists.

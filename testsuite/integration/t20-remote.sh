@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The values reach slurmstepd on every node, as parsed structs exported
 # to the tasks, through srun and through a batch script's steps.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Values that slip past the submit-side check (a client without the
 # plugin, a forged job environment) are refused again on the node: by
@@ -61,7 +62,7 @@ test_plugstack_can_withdraw_an_option() {
 test_on_error_drain_node_drains_on_a_forged_value() {
 	need_private
 	client_without_plugin
-	local jid state= conf=$LWK_DEV_DIR/plugstack.conf
+	local jid state='' conf=$LWK_DEV_DIR/plugstack.conf
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the step has run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"
