@@ -1,26 +1,43 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 --
--- slurm-lwk job_submit.lua: the controller side of the lwk SPANK plugin.
+-- slurm-lwk job_submit.lua: the controller side of the lwk SPANK plugin
+-- and the die-granular placement policy (CaSAS, section 3.1.1).
+--
+-- Two jobs that share a die (one L3 cache and one memory controller)
+-- slow each other down, so in the partitions the site marks, the die is
+-- the smallest unit a job gets.  Slurm does not know dies: the site
+-- declares each die as a Slurm socket (SlurmdParameters=l3cache_as_socket
+-- or numa_node_as_socket, or Sockets=/CoresPerSocket= in slurm.conf) and
+-- sets SelectTypeParameters=CR_Socket on those partitions, so Slurm never
+-- puts two jobs on one die; this script rounds requests up to whole dies
+-- (the job is charged for and may use what it gets), sends
+-- --contention-aware jobs to a co-scheduling partition, gives --lwk jobs
+-- whole nodes, and refuses what cannot be placed, telling the user the
+-- rule and the nearest valid request.  Site config: lwk_policy.conf next
+-- to this script (see lwk_policy.conf(5)).
 --
 -- slurmctld on Debian 12 embeds Lua 5.1; this script runs on 5.1 to 5.4
 -- (no integer division operator, no bit operators, unpack guarded).
 --
--- The plugin's options reach this script in job_desc.spank_job_env, a
--- table indexed from 0 (ipairs would skip entry 0), as
+-- The plugin's options arrive in job_desc.spank_job_env, a table indexed
+-- from 0 (ipairs would skip entry 0), as
 --   _SLURM_SPANK_OPTION_lwk_<option>=<value>
--- with '-' in the option name written '_' and "(null)" for a flag given
--- without a value.  The options were already validated by sbatch/srun;
--- this script records them, and it is where the die-granular placement
--- policy lives.
+-- with '-' written '_' and "(null)" for a flag given without a value.
 --
--- Safety rule: an internal error rejects only jobs that asked for the
--- plugin's options; every other job passes untouched.
+-- Safety: an internal error rejects only jobs that asked for the plugin's
+-- options or that fall under the policy; every other job passes untouched.
 
 local M = {}
 
 M.PREFIX = "_SLURM_SPANK_OPTION_lwk_"
 M.OPTIONS = { lwk = "lwk", sync_monitor = "sync-monitor",
               contention_aware = "contention-aware" }
+M.NO_VAL = 4294967294
+M.NO_VAL16 = 65534
+M.CONFIG_NAME = "lwk_policy.conf"
+
+---------------------------------------------------------------------------
+-- Reading the job
 
 -- The plugin's options of a job: { ["lwk"] = "os=2", ["sync-monitor"] = "" }.
 -- An option given without a value maps to "".
@@ -56,7 +73,7 @@ function M.options(job_desc)
   return found
 end
 
--- One log line per job that uses the plugin, in option order.
+-- One log word list per job that uses the plugin, in option order.
 function M.describe(opts)
   local parts = {}
   for _, name in ipairs({ "lwk", "sync-monitor", "contention-aware" }) do
@@ -67,29 +84,426 @@ function M.describe(opts)
   return table.concat(parts, " ")
 end
 
-local function uses_plugin(job_desc)
-  local ok, opts = pcall(M.options, job_desc)
-  return (not ok) or next(opts) ~= nil
+-- A number field, or nil when unset: nil, not a number, or one of
+-- Slurm's sentinels NO_VAL16/INFINITE16 (65534/65535) and
+-- NO_VAL/INFINITE (4294967294/4294967295).
+local function num(v)
+  v = tonumber(v)
+  if v == nil or v == 65534 or v == 65535 or v >= M.NO_VAL then
+    return nil
+  end
+  return v
+end
+M.num = num
+
+local function ceil_div(a, b)
+  return math.floor((a + b - 1) / b)
 end
 
-local function submit(job_desc, part_list, submit_uid)
-  local opts = M.options(job_desc)
-  if next(opts) == nil then
-    return slurm.SUCCESS
+local function split(s, sep)
+  local out = {}
+  for piece in string.gmatch(s, "[^" .. sep .. "]+") do
+    out[#out + 1] = piece
   end
-  slurm.log_info("lwk: job_submit: uid %s name %s: %s", tostring(submit_uid),
-                 tostring(job_desc.name), M.describe(opts))
+  return out
+end
+
+---------------------------------------------------------------------------
+-- The site config (lwk_policy.conf)
+
+local RECORDS = {
+  NodeType = { Dies = "count", CoresPerDie = "count", ThreadsPerCore = "count",
+               Packages = "count", NumaNodes = "count" },
+  Partition = { NodeType = "name", DieGranular = "bool", CoSchedule = "bool" },
+  Feature = { NodeType = "name" },
+}
+local RECORD_ORDER = "NodeType, Partition, Feature"
+
+local function keys_of(t)
+  local k = {}
+  for name in pairs(t) do k[#k + 1] = name end
+  table.sort(k)
+  return table.concat(k, ", ")
+end
+
+-- Parse the config text.  Returns config, or nil and a message naming
+-- the line at fault.
+function M.parse_config(text, source)
+  source = source or M.CONFIG_NAME
+  local cfg = { node_types = {}, partitions = {}, features = {}, cosched = {} }
+  local lineno = 0
+  local function bad(fmt, ...)
+    return nil, string.format("%s line %d: " .. fmt, source, lineno, ...)
+  end
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    lineno = lineno + 1
+    line = line:gsub("#.*", ""):gsub("^%s+", ""):gsub("%s+$", "")
+    if line ~= "" then
+      local words = split(line, "%s")
+      local kind, name = words[1]:match("^([%a]+)=(.*)$")
+      if not kind or not RECORDS[kind] then
+        return bad("'%s' does not start a record; a line starts with one of %s=NAME",
+                   words[1], RECORD_ORDER)
+      end
+      if not name:match("^[%w_.%-]+$") then
+        return bad("%s='%s' is not a name (letters, digits, _ . -)", kind, name)
+      end
+      local rec = { name = name, line = lineno }
+      for i = 2, #words do
+        local k, v = words[i]:match("^([%a]+)=(.*)$")
+        local kind_of = k and RECORDS[kind][k]
+        if not kind_of then
+          return bad("unknown key '%s' in a %s line; allowed keys: %s",
+                     k or words[i], kind, keys_of(RECORDS[kind]))
+        end
+        if rec[k] ~= nil then
+          return bad("key '%s' is given twice", k)
+        end
+        if kind_of == "count" then
+          if not v:match("^%d+$") or tonumber(v) < 1 or tonumber(v) > 65535 then
+            return bad("%s='%s' is not valid; %s must be a whole number from 1 to 65535", k, v, k)
+          end
+          rec[k] = tonumber(v)
+        elseif kind_of == "bool" then
+          if v == "yes" then rec[k] = true
+          elseif v == "no" then rec[k] = false
+          else return bad("%s='%s' is not valid; %s must be yes or no", k, v, k) end
+        else
+          rec[k] = v
+        end
+      end
+      local set = kind == "NodeType" and cfg.node_types
+               or kind == "Partition" and cfg.partitions or cfg.features
+      if set[name] then
+        return bad("%s=%s is defined twice (first on line %d)", kind, name, set[name].line)
+      end
+      if kind == "NodeType" then
+        if not rec.Dies or not rec.CoresPerDie then
+          return bad("NodeType=%s needs Dies= and CoresPerDie= (lwk-topology --format conf prints them)", name)
+        end
+        rec.ThreadsPerCore = rec.ThreadsPerCore or 1
+        rec.die_cpus = rec.CoresPerDie * rec.ThreadsPerCore
+        rec.node_cpus = rec.Dies * rec.die_cpus
+      else
+        if not rec.NodeType then
+          return bad("%s=%s needs NodeType=", kind, name)
+        end
+        if kind == "Partition" then
+          if rec.DieGranular == nil then rec.DieGranular = true end
+          rec.CoSchedule = rec.CoSchedule or false
+        end
+      end
+      set[name] = rec
+      if kind == "Partition" and rec.CoSchedule then
+        cfg.cosched[#cfg.cosched + 1] = name
+      end
+    end
+  end
+  -- References are checked once every NodeType is known.
+  for _, set in ipairs({ cfg.partitions, cfg.features }) do
+    for name, rec in pairs(set) do
+      if not cfg.node_types[rec.NodeType] then
+        lineno = rec.line
+        return bad("NodeType=%s is not defined (defined: %s)", rec.NodeType,
+                   next(cfg.node_types) and keys_of(cfg.node_types) or "none")
+      end
+    end
+  end
+  return cfg
+end
+
+---------------------------------------------------------------------------
+-- The rules.  plan() is pure: it reads a job and returns what to change
+-- or why to refuse, so every rule is tested without slurmctld.
+
+local function refuse(rule, fmt, ...)
+  return { reject = string.format("lwk: " .. rule .. ": " .. fmt, ...) }
+end
+
+local function default_partition(part_list)
+  if type(part_list) ~= "table" then return nil end
+  for name, part in pairs(part_list) do
+    if tonumber(part.flag_default) == 1 then return name end
+  end
+  return nil
+end
+
+-- The features a job asks for, as a set of words.
+local function feature_words(features)
+  local set = {}
+  if type(features) == "string" then
+    for w in features:gmatch("[%w_.%-]+") do set[w] = true end
+  end
+  return set
+end
+
+-- The NodeType that governs a job's placement, the partition it came
+-- from, or a refusal.  nil when the policy does not apply.
+local function governing(cfg, partitions, job_desc)
+  local governed, plain = {}, {}
+  for _, p in ipairs(partitions) do
+    local rec = cfg.partitions[p]
+    if rec and rec.DieGranular then governed[#governed + 1] = rec else plain[#plain + 1] = p end
+  end
+  if #governed > 0 and #plain > 0 then
+    return nil, refuse("die placement",
+      "partition %s places jobs by whole dies and %s does not; request them separately",
+      governed[1].name, plain[1])
+  end
+  for i = 2, #governed do
+    if governed[i].NodeType ~= governed[1].NodeType then
+      return nil, refuse("die placement",
+        "partitions %s and %s have different dies (NodeType %s and %s); request one of them",
+        governed[1].name, governed[i].name, governed[1].NodeType, governed[i].NodeType)
+    end
+  end
+  if #governed > 0 then
+    return cfg.node_types[governed[1].NodeType], nil, governed[1].name
+  end
+  local words = feature_words(job_desc.features)
+  local names = {}
+  for fname in pairs(cfg.features) do names[#names + 1] = fname end
+  table.sort(names)
+  for _, fname in ipairs(names) do
+    if words[fname] then
+      return cfg.node_types[cfg.features[fname].NodeType], nil, "feature " .. fname
+    end
+  end
+  return nil
+end
+
+-- What a job needs, and the change that puts it on whole dies.
+local function round_to_dies(nt, where, job_desc, set, notes)
+  local dc, nc = nt.die_cpus, nt.node_cpus
+  local per_task = num(job_desc.cpus_per_task) or 1
+  local tasks = num(job_desc.num_tasks)
+  local per_node_tasks = num(job_desc.ntasks_per_node)
+  local min_cpus = num(job_desc.min_cpus)
+  local pn_min = num(job_desc.pn_min_cpus)
+  local tpc = num(job_desc.threads_per_core)
+  local spn = num(job_desc.sockets_per_node)
+  local max_nodes = num(job_desc.max_nodes)
+
+  if tpc and tpc > nt.ThreadsPerCore then
+    return refuse("die placement",
+      "--threads-per-core=%d cannot fit: nodes of %s have %d thread(s) per core; nearest valid: --threads-per-core=%d",
+      tpc, where, nt.ThreadsPerCore, nt.ThreadsPerCore)
+  end
+  if spn and spn > nt.Dies then
+    return refuse("die placement",
+      "--sockets-per-node=%d asks for more dies than a node of %s has (%d); nearest valid: --sockets-per-node=%d",
+      spn, where, nt.Dies, nt.Dies)
+  end
+  if per_task > nc then
+    return refuse("die placement",
+      "--cpus-per-task=%d is more than a node of %s has (%d dies x %d CPUs); nearest valid: --cpus-per-task=%d",
+      per_task, where, nt.Dies, dc, nc)
+  end
+  -- Per node: tasks per node x CPUs per task, or the per-node minimum.
+  local per_node = math.max(pn_min or 0, (per_node_tasks or 0) * per_task)
+  if per_node > nc then
+    return refuse("die placement",
+      "%d CPUs per node is more than a node of %s has (%d dies x %d CPUs); nearest valid: --ntasks-per-node=%d",
+      per_node, where, nt.Dies, dc, math.max(1, math.floor(nc / per_task)))
+  end
+  if per_node > 0 and per_node % dc ~= 0 then
+    local rounded = ceil_div(per_node, dc) * dc
+    set.pn_min_cpus = rounded
+    notes[#notes + 1] = string.format("CPUs per node %d -> %d", per_node, rounded)
+  end
+  -- Pack tasks onto the fewest dies: Slurm's CR_Socket otherwise spreads
+  -- a job's tasks over sockets and hands it more dies than it asked for.
+  local per_socket = num(job_desc.ntasks_per_socket)
+  local fit = math.floor(dc / per_task)
+  if per_socket and fit >= 1 and per_socket > fit then
+    return refuse("die placement",
+      "--ntasks-per-socket=%d does not fit: a die of %s has %d CPUs, room for %d task(s) of %d CPU(s); nearest valid: --ntasks-per-socket=%d",
+      per_socket, where, dc, fit, per_task, fit)
+  end
+  if not per_socket and fit >= 1 then
+    set.ntasks_per_socket = fit
+  end
+  -- In all: the larger of --mincpus-style totals and tasks x CPUs per task.
+  local total = math.max(min_cpus or 0, (tasks or 1) * per_task)
+  if max_nodes and max_nodes >= 1 and total > max_nodes * nc then
+    return refuse("die placement",
+      "%d CPUs on at most %d node(s) is more than %d dies x %d CPUs per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
+      total, max_nodes, nt.Dies, dc, where, ceil_div(total, nc), math.max(1, math.floor(max_nodes * nc / per_task)))
+  end
+  if total % dc ~= 0 then
+    local rounded = ceil_div(total, dc) * dc
+    set.min_cpus = rounded
+    notes[#notes + 1] = string.format("CPUs %d -> %d", total, rounded)
+  end
+  return nil
+end
+
+-- plan(job_desc, opts, cfg, part_list, cfg_error) ->
+--   { set = {field = value}, reject = "message", notes = {...}, applies = bool }
+function M.plan(job_desc, opts, cfg, part_list, cfg_error)
+  local uses = next(opts) ~= nil
+  local result = { set = {}, notes = {}, applies = uses }
+  if not cfg then
+    if uses then
+      return { reject = "lwk: site policy: " .. M.CONFIG_NAME ..
+                        " is missing or invalid (" .. tostring(cfg_error) ..
+                        "); jobs using slurm-lwk options are refused until it is fixed; contact your administrator",
+               applies = true }
+    end
+    return result
+  end
+
+  local requested = job_desc.partition
+  local partitions = requested and split(requested, ",") or {}
+  local explicit = #partitions > 0
+  if not explicit then
+    local def = default_partition(part_list)
+    if def then partitions = { def } end
+  end
+
+  if opts["contention-aware"] then
+    if #cfg.cosched == 0 then
+      return refuse("--contention-aware", "no co-scheduling partition is configured on this cluster; contact your administrator")
+    end
+    local ok = false
+    for _, p in ipairs(partitions) do
+      if cfg.partitions[p] and cfg.partitions[p].CoSchedule then ok = true end
+    end
+    if not ok then
+      if explicit then
+        return refuse("--contention-aware",
+          "partition %s does not co-schedule jobs by dies; use --partition=%s",
+          requested, table.concat(cfg.cosched, " or --partition="))
+      end
+      result.set.partition = cfg.cosched[1]
+      partitions = { cfg.cosched[1] }
+      result.notes[#result.notes + 1] = "partition -> " .. cfg.cosched[1]
+    end
+  end
+
+  if opts["lwk"] then
+    for _, p in ipairs(partitions) do
+      if cfg.partitions[p] and cfg.partitions[p].CoSchedule then
+        local others = {}
+        for name, rec in pairs(cfg.partitions) do
+          if not rec.CoSchedule then others[#others + 1] = name end
+        end
+        table.sort(others)
+        return refuse("--lwk",
+          "partition %s shares nodes between jobs, --lwk needs whole nodes; %s",
+          p, #others > 0 and ("use --partition=" .. table.concat(others, " or --partition="))
+                          or "use a partition that is not co-scheduled")
+      end
+    end
+    if num(job_desc.shared) ~= 0 then
+      result.set.shared = 0 -- exclusive: whole nodes
+      result.notes[#result.notes + 1] = "whole nodes"
+    end
+  end
+
+  local nt, why, where = governing(cfg, partitions, job_desc)
+  if why then return why end
+  if nt then
+    result.applies = true
+    local r = round_to_dies(nt, where, job_desc, result.set, result.notes)
+    if r then return r end
+  end
+  return result
+end
+
+---------------------------------------------------------------------------
+-- Glue: read the config, apply plans, log.
+
+local function script_dir()
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) == "@" then
+    return src:sub(2):match("^(.*)/[^/]*$") or "."
+  end
+  return "."
+end
+
+-- The config's text, or nil and why not.  Replaced in tests.
+function M.read_config_text(path)
+  local f, err = io.open(path, "r")
+  if not f then
+    return nil, "cannot read " .. path .. ": " .. tostring(err)
+  end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- The config is read at every call (a few microseconds for a small file)
+-- and parsed again only when its text changed, so an edit applies to the
+-- next submission: slurmctld reloads this script only when the script
+-- itself changes.  Each new error is logged once.
+local cache = {}
+
+function M.config()
+  local path = M.config_path or (script_dir() .. "/" .. M.CONFIG_NAME)
+  local text, err = M.read_config_text(path)
+  local key = text or ("\0" .. tostring(err))
+  if key ~= cache.key then
+    cache.key = key
+    if text then
+      cache.cfg, cache.err = M.parse_config(text, path)
+    else
+      cache.cfg, cache.err = nil, err
+    end
+    if not cache.cfg then
+      slurm.log_error("lwk: job_submit.lua: %s; jobs using slurm-lwk options are refused until it is fixed",
+                      tostring(cache.err))
+    end
+  end
+  return cache.cfg, cache.err
+end
+
+local function apply(job_desc, part_list, uid, what)
+  local opts = M.options(job_desc)
+  local cfg, cfg_error = M.config()
+  local p = M.plan(job_desc, opts, cfg, part_list, cfg_error)
+  if p.reject then
+    slurm.log_user("%s", p.reject)
+    slurm.log_info("lwk: %s: uid %s name %s refused: %s", what, tostring(uid),
+                   tostring(job_desc.name), p.reject)
+    return slurm.ERROR
+  end
+  for field, value in pairs(p.set or {}) do
+    job_desc[field] = value
+  end
+  if next(opts) ~= nil or #p.notes > 0 then
+    local notes = #p.notes > 0 and (" [" .. table.concat(p.notes, "; ") .. "]") or ""
+    local described = M.describe(opts)
+    slurm.log_info("lwk: %s: uid %s name %s:%s%s", what, tostring(uid), tostring(job_desc.name),
+                   described ~= "" and (" " .. described) or "", notes)
+  end
   return slurm.SUCCESS
 end
 
--- Run f; an internal error fails only the plugin's jobs, with a message.
+-- Would this job be touched by the policy?  Used only after an internal
+-- error, so it must not fail itself.
+local function in_scope(job_desc)
+  local ok, opts = pcall(M.options, job_desc)
+  if not ok or next(opts) ~= nil then return true end
+  local cfg = cache.cfg
+  if not cfg then return false end
+  local ok2, inside = pcall(function()
+    for _, p in ipairs(split(job_desc.partition or "", ",")) do
+      if cfg.partitions[p] and cfg.partitions[p].DieGranular then return true end
+    end
+    return false
+  end)
+  return (not ok2) or inside
+end
+
+-- Run f; an internal error fails only jobs in the policy's scope.
 function M.guard(f, job_desc, ...)
   local ok, rc = pcall(f, job_desc, ...)
   if ok then
     return rc
   end
   slurm.log_error("lwk: job_submit.lua internal error: %s", tostring(rc))
-  if uses_plugin(job_desc) then
+  if in_scope(job_desc) then
     slurm.log_user("lwk: the site's job_submit.lua policy failed on this job (%s); " ..
                    "the job was not submitted, contact your administrator", tostring(rc))
     return slurm.ERROR
@@ -98,11 +512,38 @@ function M.guard(f, job_desc, ...)
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  return M.guard(submit, job_desc, part_list, submit_uid)
+  return M.guard(apply, job_desc, part_list, submit_uid, "job_submit")
 end
 
+-- scontrol update of a pending job: job_desc holds only what changes;
+-- the rest (partition, options) comes from the job record.
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-  return slurm.SUCCESS
+  return M.guard(function(jd)
+    if not (num(jd.min_cpus) or num(jd.num_tasks) or num(jd.cpus_per_task)
+            or num(jd.pn_min_cpus) or jd.partition) then
+      return slurm.SUCCESS
+    end
+    local view = setmetatable({}, { __index = function(_, k)
+      local v = jd[k]
+      if v == nil or (type(v) == "number" and num(v) == nil) then
+        v = job_rec and job_rec[k]
+      end
+      return v
+    end })
+    local cfg, cfg_error = M.config()
+    local p = M.plan(view, {}, cfg, part_list, cfg_error)
+    if p.reject then
+      slurm.log_user("%s", p.reject)
+      return slurm.ERROR
+    end
+    for field, value in pairs(p.set or {}) do
+      if field ~= "shared" and field ~= "partition" then jd[field] = value end
+    end
+    if #p.notes > 0 then
+      slurm.log_info("lwk: job_modify: uid %s: [%s]", tostring(modify_uid), table.concat(p.notes, "; "))
+    end
+    return slurm.SUCCESS
+  end, job_desc)
 end
 
 return M

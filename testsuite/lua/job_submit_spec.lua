@@ -4,81 +4,405 @@ local srcdir = os.getenv("srcdir") or "."
 package.path = srcdir .. "/testsuite/lua/?.lua;" .. package.path
 local fake = require("fake_slurm")
 
-local function load_policy()
+local NO_VAL, NO_VAL16 = 4294967294, 65534
+
+local SITE = [[
+# two machines from the papers
+NodeType=opteron Packages=4 Dies=8 CoresPerDie=6 ThreadsPerCore=1 NumaNodes=8
+NodeType=xeon Dies=2 CoresPerDie=18 ThreadsPerCore=2   # hyperthreads: 36 CPUs a die
+Partition=batch NodeType=opteron
+Partition=cosched NodeType=opteron CoSchedule=yes
+Partition=xeon NodeType=xeon
+Partition=plain NodeType=opteron DieGranular=no
+Feature=dies NodeType=opteron
+]]
+
+local function load_policy(config_text)
   fake.install()
-  return dofile(srcdir .. "/lua/job_submit.lua")
+  local M = dofile(srcdir .. "/lua/job_submit.lua")
+  M.site_text = config_text
+  M.read_config_text = function()
+    if M.site_text then return M.site_text end
+    return nil, "cannot read lwk_policy.conf: No such file or directory"
+  end
+  M.cfg, M.cfg_error = M.config()
+  fake.logs = {}
+  return M
+end
+
+local PARTS = { debug = { flag_default = 1 }, batch = { flag_default = 0 },
+                cosched = { flag_default = 0 }, xeon = { flag_default = 0 },
+                plain = { flag_default = 0 } }
+
+local function opt(name, value)
+  return "_SLURM_SPANK_OPTION_lwk_" .. name .. "=" .. (value or "(null)")
 end
 
 describe("spank_job_env", function()
   local M
-  before_each(function() M = load_policy() end)
+  before_each(function() M = load_policy(SITE) end)
 
   it("reads entry 0, which ipairs would skip", function()
-    local opts = M.options(fake.job({ "_SLURM_SPANK_OPTION_lwk_lwk=os=2" }))
+    local opts = M.options(fake.job({ opt("lwk", "os=2") }))
     assert.are.equal("os=2", opts["lwk"])
   end)
 
   it("maps (null) to an option given without a value", function()
-    local opts = M.options(fake.job({ "_SLURM_SPANK_OPTION_lwk_lwk=os=1",
-                                      "_SLURM_SPANK_OPTION_lwk_sync_monitor=(null)" }))
+    local opts = M.options(fake.job({ opt("lwk", "os=1"), opt("sync_monitor") }))
     assert.are.equal("", opts["sync-monitor"])
     assert.are.equal("os=1", opts["lwk"])
   end)
 
   it("ignores other plugins' options and unknown names", function()
     local opts = M.options(fake.job({ "_SLURM_SPANK_OPTION_pyxis_image=x",
-                                      "_SLURM_SPANK_OPTION_lwk_bogus=1", "PATH=/bin" }))
+                                      opt("bogus", "1"), "PATH=/bin" }))
     assert.is_nil(next(opts))
   end)
 
   it("keeps values that contain '='", function()
-    local opts = M.options(fake.job({ "_SLURM_SPANK_OPTION_lwk_contention_aware=probe=1s,objective=stp" }))
+    local opts = M.options(fake.job({ opt("contention_aware", "probe=1s,objective=stp") }))
     assert.are.equal("probe=1s,objective=stp", opts["contention-aware"])
   end)
 
   it("copes with no env, a nil size and holes", function()
     assert.is_nil(next(M.options({})))
     assert.is_nil(next(M.options(nil)))
-    local job = { spank_job_env = { [0] = "_SLURM_SPANK_OPTION_lwk_lwk=(null)" } }
+    local job = { spank_job_env = { [0] = opt("lwk") } }
     assert.are.equal("", M.options(job)["lwk"])
-    job = { spank_job_env = { [1] = "_SLURM_SPANK_OPTION_lwk_lwk=os=3" }, spank_job_env_size = 2 }
+    job = { spank_job_env = { [1] = opt("lwk", "os=3") }, spank_job_env_size = 2 }
     assert.are.equal("os=3", M.options(job)["lwk"])
   end)
 end)
 
+describe("lwk_policy.conf", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  it("reads node types, partitions and features with their defaults", function()
+    local c = assert(M.parse_config(SITE))
+    assert.are.equal(6, c.node_types.opteron.die_cpus)
+    assert.are.equal(48, c.node_types.opteron.node_cpus)
+    assert.are.equal(36, c.node_types.xeon.die_cpus)
+    assert.is_true(c.partitions.batch.DieGranular)
+    assert.is_false(c.partitions.batch.CoSchedule)
+    assert.is_false(c.partitions.plain.DieGranular)
+    assert.are.same({ "cosched" }, c.cosched)
+    assert.are.equal("opteron", c.features.dies.NodeType)
+  end)
+
+  it("accepts what lwk-topology --format conf prints", function()
+    local c = assert(M.parse_config(
+      "NodeType=epyc Packages=2 Dies=32 CoresPerDie=4 ThreadsPerCore=2 NumaNodes=2\n"))
+    assert.are.equal(8, c.node_types.epyc.die_cpus)
+  end)
+
+  local function rejects(text, line, ...)
+    local c, err = M.parse_config(text, "lwk_policy.conf")
+    assert.is_nil(c)
+    assert.truthy(err:find("lwk_policy.conf line " .. line .. ": ", 1, true), err)
+    for _, needle in ipairs({ ... }) do
+      assert.truthy(err:find(needle, 1, true), err .. " lacks " .. needle)
+    end
+  end
+
+  it("names the line and the key at fault", function()
+    rejects("NodeType=a Dies=2 CoresPerDie=2\nNodes=x", 2, "'Nodes=x' does not start a record",
+            "NodeType, Partition, Feature")
+    rejects("NodeType=a Dies=2 CoresPerDie=2 Cores=4", 1, "unknown key 'Cores'",
+            "CoresPerDie, Dies, NumaNodes, Packages, ThreadsPerCore")
+    rejects("\n\nNodeType=a Dies=two CoresPerDie=2", 3, "Dies='two' is not valid", "from 1 to 65535")
+    rejects("NodeType=a Dies=0 CoresPerDie=2", 1, "Dies='0'")
+    rejects("NodeType=a Dies=2 CoresPerDie=2 Dies=3", 1, "key 'Dies' is given twice")
+    rejects("NodeType=a Dies=2", 1, "needs Dies= and CoresPerDie=")
+    rejects("NodeType=a Dies=1 CoresPerDie=1\nNodeType=a Dies=1 CoresPerDie=1", 2,
+            "NodeType=a is defined twice (first on line 1)")
+    rejects("Partition=p", 1, "Partition=p needs NodeType=")
+    rejects("NodeType=a Dies=1 CoresPerDie=1\n\nPartition=p NodeType=b", 3,
+            "NodeType=b is not defined (defined: a)")
+    rejects("NodeType=a Dies=1 CoresPerDie=1\nPartition=p NodeType=a CoSchedule=maybe", 2,
+            "CoSchedule='maybe'", "yes or no")
+    rejects("NodeType=a;b Dies=1 CoresPerDie=1", 1, "is not a name")
+    rejects("Feature=f NodeType=zz", 1, "NodeType=zz is not defined (defined: none)")
+  end)
+
+  it("ignores comments and blank lines", function()
+    assert.truthy(M.parse_config("# only a comment\n\n   \n"))
+  end)
+end)
+
+describe("die placement", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  local function plan(extra, entries)
+    local job = fake.job(entries or {}, extra)
+    return M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
+  end
+
+  it("leaves jobs outside the policy untouched", function()
+    local p = plan({ num_tasks = 3, cpus_per_task = NO_VAL16 })
+    assert.is_nil(p.reject)
+    assert.are.same({}, p.set)
+    p = plan({ partition = "plain", num_tasks = 5, threads_per_core = 8 })
+    assert.is_nil(p.reject)
+    assert.are.same({}, p.set)
+  end)
+
+  it("rounds one CPU up to a whole die, packed on one die", function()
+    assert.are.same({ min_cpus = 6, ntasks_per_socket = 6 }, plan({ partition = "batch", num_tasks = 1 }).set)
+  end)
+
+  it("leaves a request of whole dies as it is, but for packing", function()
+    assert.are.same({ ntasks_per_socket = 6 }, plan({ partition = "batch", num_tasks = 6, min_cpus = 6 }).set)
+    assert.are.same({}, plan({ partition = "batch", num_tasks = 12, ntasks_per_socket = 6 }).set)
+  end)
+
+  it("packs as many tasks on a die as fit, and never more", function()
+    assert.are.equal(3, plan({ partition = "batch", num_tasks = 4, cpus_per_task = 2 }).set.ntasks_per_socket)
+    assert.are.equal(1, plan({ partition = "batch", cpus_per_task = 4 }).set.ntasks_per_socket)
+    assert.is_nil(plan({ partition = "batch", cpus_per_task = 12 }).set.ntasks_per_socket)
+    assert.is_nil(plan({ partition = "batch", ntasks_per_socket = 2 }).set.ntasks_per_socket)
+    assert.is_nil(plan({ partition = "batch", ntasks_per_socket = 6 }).reject)
+  end)
+
+  it("rounds tasks x CPUs per task and --mincpus-style totals", function()
+    assert.are.equal(12, plan({ partition = "batch", num_tasks = 7 }).set.min_cpus)
+    assert.are.equal(12, plan({ partition = "batch", num_tasks = 4, cpus_per_task = 2 }).set.min_cpus)
+    assert.are.equal(18, plan({ partition = "batch", min_cpus = 13 }).set.min_cpus)
+    assert.are.equal(48, plan({ partition = "batch", num_tasks = 43 }).set.min_cpus)
+  end)
+
+  it("treats Slurm's sentinels as unset", function()
+    local p = plan({ partition = "batch", num_tasks = NO_VAL, cpus_per_task = NO_VAL16,
+                     min_cpus = NO_VAL, ntasks_per_node = NO_VAL16, pn_min_cpus = NO_VAL16,
+                     threads_per_core = NO_VAL16, sockets_per_node = NO_VAL16, max_nodes = NO_VAL })
+    assert.is_nil(p.reject)
+    assert.are.same({ min_cpus = 6, ntasks_per_socket = 6 }, p.set)
+  end)
+
+  it("counts hyperthreads: a Xeon die is 36 CPUs", function()
+    assert.are.equal(36, plan({ partition = "xeon", num_tasks = 1 }).set.min_cpus)
+    assert.is_nil(plan({ partition = "xeon", threads_per_core = 2 }).reject)
+  end)
+
+  it("rounds CPUs per node up to whole dies", function()
+    local p = plan({ partition = "batch", ntasks_per_node = 5, num_tasks = 10 })
+    assert.are.equal(6, p.set.pn_min_cpus)
+    assert.are.equal(12, p.set.min_cpus)
+    assert.are.equal(12, plan({ partition = "batch", pn_min_cpus = 7 }).set.pn_min_cpus)
+  end)
+
+  local function refused(extra, ...)
+    local p = plan(extra)
+    assert.is_string(p.reject, "expected a refusal")
+    assert.truthy(p.reject:find("^lwk: "), p.reject)
+    for _, needle in ipairs({ ... }) do
+      assert.truthy(p.reject:find(needle, 1, true), p.reject .. " lacks " .. needle)
+    end
+  end
+
+  it("refuses what cannot fit and names the nearest valid request", function()
+    refused({ partition = "batch", cpus_per_task = 49 }, "die placement", "--cpus-per-task=49",
+            "8 dies x 6 CPUs", "nearest valid: --cpus-per-task=48")
+    refused({ partition = "batch", ntasks_per_node = 25, cpus_per_task = 2 },
+            "50 CPUs per node", "nearest valid: --ntasks-per-node=24")
+    refused({ partition = "batch", threads_per_core = 2 }, "--threads-per-core=2 cannot fit",
+            "1 thread(s) per core", "nearest valid: --threads-per-core=1")
+    refused({ partition = "batch", sockets_per_node = 9 }, "more dies than a node",
+            "nearest valid: --sockets-per-node=8")
+    refused({ partition = "batch", num_tasks = 49, max_nodes = 1 }, "49 CPUs on at most 1 node",
+            "nearest valid: --nodes=2, or --ntasks=48")
+    refused({ partition = "batch", ntasks_per_socket = 4, cpus_per_task = 2 },
+            "--ntasks-per-socket=4 does not fit", "room for 3 task(s) of 2 CPU(s)",
+            "nearest valid: --ntasks-per-socket=3")
+  end)
+
+  it("accepts the boundaries exactly", function()
+    assert.is_nil(plan({ partition = "batch", cpus_per_task = 48 }).reject)
+    assert.is_nil(plan({ partition = "batch", ntasks_per_node = 48 }).reject)
+    assert.is_nil(plan({ partition = "batch", num_tasks = 48, max_nodes = 1 }).reject)
+    assert.is_nil(plan({ partition = "batch", sockets_per_node = 8 }).reject)
+  end)
+
+  it("applies to the default partition when it is die-granular", function()
+    local parts = { batch = { flag_default = 1 } }
+    local job = fake.job({}, { num_tasks = 2 })
+    assert.are.equal(6, M.plan(job, {}, M.cfg, parts).set.min_cpus)
+  end)
+
+  it("applies to jobs that ask for a die feature", function()
+    assert.are.equal(6, plan({ features = "bigmem&dies", num_tasks = 1 }).set.min_cpus)
+    assert.are.same({}, plan({ features = "diesel", num_tasks = 1 }).set)
+    assert.are.same({}, plan({ features = "diesel", num_tasks = 1 }).notes)
+  end)
+
+  it("handles partition lists", function()
+    assert.are.equal(6, plan({ partition = "batch,cosched", num_tasks = 1 }).set.min_cpus)
+    refused({ partition = "batch,plain" }, "partition batch places jobs by whole dies and plain does not")
+    refused({ partition = "batch,xeon" }, "different dies (NodeType opteron and xeon)")
+  end)
+end)
+
+describe("plugin options", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  local function plan(extra, entries)
+    local job = fake.job(entries or {}, extra)
+    return M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
+  end
+
+  it("sends --contention-aware jobs to the co-scheduling partition", function()
+    local p = plan({ num_tasks = 2 }, { opt("contention_aware") })
+    assert.is_nil(p.reject)
+    assert.are.equal("cosched", p.set.partition)
+    assert.are.equal(6, p.set.min_cpus)
+  end)
+
+  it("refuses --contention-aware elsewhere, naming the right partition", function()
+    local p = plan({ partition = "batch" }, { opt("contention_aware") })
+    assert.truthy(p.reject:find("lwk: --contention-aware: partition batch does not co-schedule jobs by dies; use --partition=cosched", 1, true), p.reject)
+    assert.is_nil(plan({ partition = "cosched" }, { opt("contention_aware") }).reject)
+  end)
+
+  it("refuses --contention-aware when no partition co-schedules", function()
+    M = load_policy("NodeType=a Dies=2 CoresPerDie=2\nPartition=p NodeType=a\n")
+    local job = fake.job({ opt("contention_aware") })
+    local p = M.plan(job, M.options(job), M.cfg, PARTS)
+    assert.truthy(p.reject:find("no co-scheduling partition is configured", 1, true))
+  end)
+
+  it("gives --lwk jobs whole nodes", function()
+    assert.are.equal(0, plan({}, { opt("lwk", "os=2") }).set.shared)
+    assert.are.equal(0, plan({ partition = "batch" }, { opt("lwk") }).set.shared)
+    assert.is_nil(plan({ shared = 0 }, { opt("lwk") }).set.shared)
+  end)
+
+  it("refuses --lwk in a co-scheduling partition, naming the others", function()
+    local p = plan({ partition = "cosched" }, { opt("lwk") })
+    assert.truthy(p.reject:find("lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes; use --partition=batch or --partition=plain or --partition=xeon", 1, true), p.reject)
+  end)
+
+  it("--sync-monitor alone changes nothing", function()
+    assert.are.same({}, plan({ num_tasks = 1 }, { opt("sync_monitor") }).set)
+  end)
+
+  it("refuses the plugin's jobs while the config is missing, and only them", function()
+    M = load_policy(nil)
+    local job = fake.job({ opt("lwk") })
+    local p = M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
+    assert.truthy(p.reject:find("lwk_policy.conf is missing or invalid", 1, true))
+    assert.truthy(p.reject:find("No such file", 1, true))
+    job = fake.job({}, { partition = "batch", num_tasks = 1 })
+    assert.is_nil(M.plan(job, {}, M.cfg, PARTS, M.cfg_error).reject)
+  end)
+end)
+
 describe("slurm_job_submit", function()
-  before_each(function() load_policy() end)
+  local M
+  before_each(function() M = load_policy(SITE) end)
 
   it("passes jobs without the plugin's options untouched and silently", function()
     local job = fake.job({}, { min_cpus = 3 })
-    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, {}, 1000))
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
     assert.are.equal(3, job.min_cpus)
     assert.are.equal(0, #fake.logs)
   end)
 
   it("logs the options of a plugin job", function()
-    local job = fake.job({ "_SLURM_SPANK_OPTION_lwk_lwk=os=2",
-                           "_SLURM_SPANK_OPTION_lwk_sync_monitor=(null)" })
-    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, {}, 1000))
-    assert.are.equal("lwk: job_submit: uid 1000 name t: --lwk=os=2 --sync-monitor", fake.logs[1])
+    local job = fake.job({ opt("lwk", "os=2"), opt("sync_monitor") })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.are.equal("lwk: job_submit: uid 1000 name t: --lwk=os=2 --sync-monitor [whole nodes]", fake.logs[1])
+    assert.are.equal(0, job.shared)
+  end)
+
+  it("writes the rounding into the job and logs it", function()
+    local job = fake.job({}, { partition = "batch", num_tasks = 3 })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.are.equal(6, job.min_cpus)
+    assert.truthy(fake.logs[1]:find("[CPUs 3 -> 6]", 1, true))
+    assert.are.equal(0, #fake.user)
+  end)
+
+  it("tells the user why a job is refused", function()
+    local job = fake.job({}, { partition = "batch", cpus_per_task = 100 })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.truthy(fake.user[1]:find("^lwk: die placement: %-%-cpus%-per%-task=100"))
+  end)
+end)
+
+describe("config reloading", function()
+  it("applies an edit at the next call and logs each new error once", function()
+    local M = load_policy(SITE)
+    M.site_text = SITE .. "Bogus=1\n"
+    local job = fake.job({ opt("lwk") })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 0))
+    assert.truthy(fake.user[1]:find("'Bogus=1' does not start a record", 1, true))
+    assert.are.equal(slurm.ERROR, slurm_job_submit(fake.job({ opt("lwk") }), PARTS, 0))
+    local errors = 0
+    for _, l in ipairs(fake.logs) do
+      if l:find("^error: lwk: job_submit.lua: .*lwk_policy.conf line 9:") then errors = errors + 1 end
+    end
+    assert.are.equal(1, errors)
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(fake.job({}), PARTS, 0))
+    M.site_text = SITE
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(fake.job({ opt("lwk") }), PARTS, 0))
+  end)
+end)
+
+describe("slurm_job_modify", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  it("rounds a new CPU count in a die-granular partition", function()
+    local jd = { min_cpus = 3, num_tasks = NO_VAL, cpus_per_task = NO_VAL16 }
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, { partition = "batch" }, PARTS, 0))
+    assert.are.equal(6, jd.min_cpus)
+  end)
+
+  it("leaves other partitions and other updates alone", function()
+    local jd = { min_cpus = 3 }
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, { partition = "plain" }, PARTS, 0))
+    assert.are.equal(3, jd.min_cpus)
+    jd = { time_limit = 10, min_cpus = NO_VAL }
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, { partition = "batch" }, PARTS, 0))
+    assert.are.equal(NO_VAL, jd.min_cpus)
+  end)
+
+  it("refuses an update that cannot be placed", function()
+    local jd = { cpus_per_task = 64 }
+    assert.are.equal(slurm.ERROR, slurm_job_modify(jd, { partition = "batch" }, PARTS, 0))
+    assert.truthy(fake.user[1]:find("nearest valid: --cpus-per-task=48", 1, true))
   end)
 end)
 
 describe("internal errors", function()
   local M
-  before_each(function() M = load_policy() end)
+  before_each(function() M = load_policy(SITE) end)
 
   local function boom() error("synthetic failure") end
 
   it("reject a job that asked for the plugin, telling the user", function()
-    local job = fake.job({ "_SLURM_SPANK_OPTION_lwk_lwk=(null)" })
+    local job = fake.job({ opt("lwk") })
     assert.are.equal(slurm.ERROR, M.guard(boom, job))
     assert.truthy(fake.user[1]:find("^lwk: the site's job_submit.lua policy failed"))
   end)
 
-  it("never block a job that did not", function()
-    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({ "FOO=bar" })))
+  it("reject a job in a die-granular partition", function()
+    assert.are.equal(slurm.ERROR, M.guard(boom, fake.job({}, { partition = "batch" })))
+  end)
+
+  it("never block a job outside the policy", function()
+    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({ "FOO=bar" }, { partition = "plain" })))
+    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({})))
     assert.are.equal(0, #fake.user)
     assert.truthy(fake.logs[1]:find("internal error"))
+  end)
+
+  it("a field slurmctld refuses to give is an internal error, not a crash", function()
+    local job = setmetatable({ partition = "batch" }, { __index = function(_, k)
+      if k == "num_tasks" then error("unreadable") end
+    end })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 0))
   end)
 end)
