@@ -61,7 +61,7 @@ test_controller_sees_the_options_in_spank_job_env() {
 	jid=$(sbatch --parsable -J "$name" -o /dev/null --lwk=os=2 --sync-monitor --wrap true) ||
 		fail "sbatch failed"
 	wait_job "$jid"
-	assert_grep "lwk: job_submit: uid 0 name $name: --lwk=os=2 --sync-monitor\$" \
+	assert_grep "lwk: job_submit: uid 0 name $name: --lwk=os=2 --sync-monitor \\[whole nodes\\]\$" \
 		"$LWK_DEV_DIR/log/slurmctld.log" "slurmctld.log"
 	name=$(unique_name plain)
 	jid=$(sbatch --parsable -J "$name" -o /dev/null --wrap true) || fail "sbatch failed"

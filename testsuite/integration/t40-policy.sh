@@ -1,0 +1,124 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The die placement policy (job_submit.lua + lwk_policy.conf) in the real
+# slurmctld.  On the private cluster each node declares 2 sockets x 2
+# cores and each socket is a die; partition "dies" is die-granular
+# (CR_Socket), "cosched" co-schedules, "debug" is outside the policy.
+
+need_policy_partitions() {
+	scontrol show partition dies >/dev/null 2>&1 && scontrol show partition cosched >/dev/null 2>&1 ||
+		skip "needs partitions 'dies' and 'cosched' governed by lwk_policy.conf, as on the private dev cluster"
+}
+
+# field JOB NAME: a value from scontrol show job -d.
+field() {
+	scontrol show job -d "$1" | grep -oE "(^| )$2=[^ ]*" | head -1 | sed "s/^ *$2=//"
+}
+
+wait_running() {
+	local i
+	for ((i = 0; i < 80; i++)); do
+		[ "$(squeue -h -j "$1" -o %t)" = R ] && return 0
+		sleep 0.25
+	done
+	fail "job $1 did not start: $(scontrol show job "$1" | grep -o 'Reason=[^ ]*')"
+}
+
+test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
+	need_policy_partitions
+	local jid
+	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
+	[ "$(field "$jid" NumCPUs)" = 2 ] || fail "NumCPUs=$(field "$jid" NumCPUs), expected one die (2)"
+	scancel "$jid"
+}
+
+test_two_jobs_on_one_node_get_disjoint_whole_dies() {
+	need_policy_partitions
+	local a b ca cb
+	a=$(sbatch --parsable -p dies -w node1 -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	b=$(sbatch --parsable -p dies -w node1 -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	wait_running "$a"
+	wait_running "$b"
+	ca=$(field "$a" CPU_IDs)
+	cb=$(field "$b" CPU_IDs)
+	scancel "$a" "$b"
+	# A die is abstract CPUs 0-1 or 2-3 on these nodes.
+	[[ $ca =~ ^(0-1|2-3)$ ]] || fail "job $a got CPUs '$ca', not one whole die"
+	[[ $cb =~ ^(0-1|2-3)$ ]] || fail "job $b got CPUs '$cb', not one whole die"
+	[ "$ca" != "$cb" ] || fail "both jobs got die $ca"
+}
+
+test_what_cannot_be_placed_is_refused_with_the_nearest_valid_request() {
+	need_policy_partitions
+	local name
+	name=$(unique_name noplace)
+	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p dies -c5 --wrap true
+	assert_grep "lwk: die placement: --cpus-per-task=5 is more than a node of dies has \(2 dies x 2 CPUs\); nearest valid: --cpus-per-task=4" \
+		"$LWK_WORK/err"
+	run_expect_fail "$LWK_WORK/err" srun -J "$name" -p dies --ntasks-per-node=5 true
+	assert_grep "nearest valid: --ntasks-per-node=4" "$LWK_WORK/err"
+	[ "$(jobs_named "$name")" = 0 ] || fail "a refused request created a job"
+}
+
+test_contention_aware_jobs_go_to_the_coscheduling_partition() {
+	need_policy_partitions
+	local jid name
+	jid=$(sbatch --parsable -H --contention-aware -o /dev/null --wrap true) || fail "sbatch failed"
+	[ "$(field "$jid" Partition)" = cosched ] || fail "Partition=$(field "$jid" Partition)"
+	scancel "$jid"
+	name=$(unique_name ca)
+	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p dies --contention-aware --wrap true
+	assert_grep "lwk: --contention-aware: partition dies does not co-schedule jobs by dies; use --partition=cosched" \
+		"$LWK_WORK/err"
+	[ "$(jobs_named "$name")" = 0 ] || fail "a refused request created a job"
+}
+
+test_lwk_jobs_get_whole_nodes() {
+	need_policy_partitions
+	local jid
+	jid=$(sbatch --parsable -N1 -n1 --lwk -o /dev/null --wrap 'sleep 20') || fail "sbatch failed"
+	wait_running "$jid"
+	[ "$(field "$jid" OverSubscribe)" = NO ] || fail "OverSubscribe=$(field "$jid" OverSubscribe)"
+	[ "$(field "$jid" NumCPUs)" = 4 ] || fail "NumCPUs=$(field "$jid" NumCPUs), expected the whole node (4)"
+	scancel "$jid"
+	run_expect_fail "$LWK_WORK/err" sbatch -p cosched --lwk --wrap true
+	assert_grep "lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes; use --partition=debug or --partition=dies" \
+		"$LWK_WORK/err"
+}
+
+test_scontrol_update_is_rounded_too() {
+	need_policy_partitions
+	local jid
+	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
+	scontrol update jobid="$jid" NumCPUs=3 || fail "scontrol update failed"
+	[ "$(field "$jid" NumCPUs)" = 4 ] || fail "NumCPUs=$(field "$jid" NumCPUs) after NumCPUs=3, expected 4"
+	scancel "$jid"
+}
+
+test_jobs_outside_the_policy_are_untouched() {
+	need_policy_partitions
+	local jid
+	jid=$(sbatch --parsable -H -p debug -n1 -o /dev/null --wrap true) || fail "sbatch failed"
+	[ "$(field "$jid" NumCPUs)" = 1 ] || fail "NumCPUs=$(field "$jid" NumCPUs) in debug, expected 1"
+	[ "$(field "$jid" NtasksPerN:B:S:C)" = "0:0:*:*" ] ||
+		fail "NtasksPerN:B:S:C=$(field "$jid" NtasksPerN:B:S:C): the policy touched a debug job"
+	scancel "$jid"
+}
+
+test_a_broken_site_config_refuses_only_plugin_jobs_until_fixed() {
+	need_private
+	need_policy_partitions
+	local conf=$LWK_DEV_DIR/lwk_policy.conf jid before after
+	cp "$conf" "$LWK_WORK/policy.orig"
+	echo "NodeType=broken Dies=two CoresPerDie=2" >>"$conf"
+	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line 6: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true
+	run_expect_fail "$LWK_WORK/err2" sbatch --sync-monitor --wrap true
+	jid=$(sbatch --parsable -o /dev/null --wrap true) || { cp "$LWK_WORK/policy.orig" "$conf"; fail "a plain job was refused"; }
+	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line 6: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	cp "$LWK_WORK/policy.orig" "$conf"
+	assert_grep "lwk: site policy: lwk_policy.conf is missing or invalid .*line 6: Dies='two' is not valid" "$LWK_WORK/err"
+	[ $((after - before)) = 1 ] || fail "the error was logged $((after - before)) times, expected once"
+	# Fixed: the next submission works without a restart.
+	jid=$(sbatch --parsable -o /dev/null --lwk --wrap true) || fail "still refused after the fix"
+}
