@@ -33,16 +33,19 @@ test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
 }
 
 test_two_jobs_on_one_node_get_disjoint_whole_dies() {
+	need_private
 	need_policy_partitions
-	local a b ca cb
-	a=$(sbatch --parsable -p dies -w node1 -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
-	b=$(sbatch --parsable -p dies -w node1 -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	local a b ca cb node
+	node=$(sinfo -h -N -p dies -t idle -o %N | head -1)
+	[ -n "$node" ] || skip "no idle node in partition dies"
+	a=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	b=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
 	wait_running "$a"
 	wait_running "$b"
 	ca=$(field "$a" CPU_IDs)
 	cb=$(field "$b" CPU_IDs)
 	scancel "$a" "$b"
-	# A die is abstract CPUs 0-1 or 2-3 on these nodes.
+	# A die is abstract CPUs 0-1 or 2-3 on the dev nodes.
 	[[ $ca =~ ^(0-1|2-3)$ ]] || fail "job $a got CPUs '$ca', not one whole die"
 	[[ $cb =~ ^(0-1|2-3)$ ]] || fail "job $b got CPUs '$cb', not one whole die"
 	[ "$ca" != "$cb" ] || fail "both jobs got die $ca"
