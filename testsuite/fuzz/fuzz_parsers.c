@@ -17,6 +17,8 @@
 #include "config.h"
 #include "cpulist.h"
 #include "options.h"
+#include "procstat.h"
+#include "taskstats.h"
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \
@@ -39,11 +41,11 @@ static void one(uint8_t sel, const char *text)
 	char err[512];
 
 	err[0] = '\0';
-	switch (sel % 5) {
+	switch (sel % 7) {
 	case 0:
 	case 1:
 	case 2: {
-		const struct lwk_option_grammar *g = grammars[sel % 5];
+		const struct lwk_option_grammar *g = grammars[sel % 7];
 		union {
 			struct lwk_opts l;
 			struct lwk_syncmon_opts s;
@@ -86,6 +88,22 @@ static void one(uint8_t sel, const char *text)
 		}
 		break;
 	}
+	case 5: {
+		/* /proc/<pid>/stat text: parse or refuse, never read past it. */
+		struct lwk_procstat st;
+		size_t n = strlen(text);
+		char *exact = malloc(n ? n : 1);
+
+		if (exact) {
+			memcpy(exact, text, n);
+			if (lwk_procstat_parse(exact, n, &st) == 0)
+				CHECK(st.pid > 0);
+			free(exact);
+		}
+		break;
+	}
+	case 6:
+		break; /* raw bytes: see LLVMFuzzerTestOneInput */
 	}
 }
 
@@ -104,6 +122,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 1] = '\0';
 	one(data[0], text);
 	free(text);
+	if (data[0] % 7 == 6) {
+		/* A netlink reply from a confused kernel: exact-size copy
+		 * so the sanitizer sees any read past its end. */
+		struct lwk_task_cpu c;
+		void *raw = malloc(size - 1 ? size - 1 : 1);
+
+		if (raw) {
+			memcpy(raw, data + 1, size - 1);
+			(void)lwk_taskstats_parse_reply(raw, size - 1, *(const uint16_t *)(const void *)"\x15\x00", &c, NULL);
+			free(raw);
+		}
+	}
 	return 0;
 }
 
@@ -115,6 +145,7 @@ static const char *const seeds[] = {
 	"lwk=no on_error=drain_node sync_monitor=yes contention_aware=1",
 	"0-3,8,10-20:2",
 	"(null)",
+	"4242 (a) b) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 3 0 987654 12345678 321",
 };
 
 static const char *const tokens[] = {
@@ -140,7 +171,7 @@ int main(void)
 	char in[512];
 
 	for (long i = 0; i < iterations; i++) {
-		uint8_t sel = (uint8_t)(next() % 5);
+		uint8_t sel = (uint8_t)(next() % 6);
 		size_t len;
 		int edits = 1 + (int)(next() % 6);
 

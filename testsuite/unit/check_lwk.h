@@ -8,5 +8,6 @@ Suite *cpulist_suite(void);
 Suite *options_suite(void);
 Suite *config_suite(void);
 Suite *topology_suite(void);
+Suite *monitor_suite(void);
 
 #endif

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --sync-monitor core: ticks, the bounded buffer, /proc reading. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_lwk.h"
+#include "procstat.h"
+#include "sampbuf.h"
+#include "tick.h"
+
+#define MS 1000000ULL
+#define S 1000000000ULL
+
+/* Two nodes that start at different moments tick at the same instants
+ * and agree on the tick numbers and on which ticks flush. */
+START_TEST(ticks_align_across_nodes)
+{
+	struct lwk_ticker a, b;
+	uint64_t base = 1790000000ULL * S, ka, kb;
+
+	lwk_ticker_init(&a, 500 * MS, 0, base + 123 * MS);
+	lwk_ticker_init(&b, 500 * MS, 0, base + 377 * MS + 1);
+	ck_assert_uint_eq(a.next, b.next);
+	ck_assert_uint_eq(a.k, b.k);
+	ck_assert_uint_eq(a.next % (500 * MS), 0);
+	for (int i = 0; i < 10; i++) {
+		lwk_ticker_fire(&a, a.next + 2 * MS, &ka);
+		lwk_ticker_fire(&b, b.next + 7 * MS, &kb);
+		ck_assert_uint_eq(ka, kb);
+		ck_assert_uint_eq(a.next, b.next);
+		ck_assert_int_eq(lwk_tick_is_flush(ka, 4), lwk_tick_is_flush(kb, 4));
+	}
+}
+END_TEST
+
+START_TEST(ticks_honour_offset_and_report_lateness)
+{
+	struct lwk_ticker t;
+	uint64_t k, late;
+
+	lwk_ticker_init(&t, 100 * MS, 30 * MS, 10 * S + 31 * MS);
+	ck_assert_uint_eq(t.next, 10 * S + 130 * MS);
+	late = lwk_ticker_fire(&t, 10 * S + 130 * MS + 250000, &k);
+	ck_assert_uint_eq(late, 250000);
+	ck_assert_uint_eq(t.next, 10 * S + 230 * MS);
+	/* An exact multiple is not "after now": the next one is. */
+	lwk_ticker_init(&t, 100 * MS, 0, 10 * S);
+	ck_assert_uint_eq(t.next, 10 * S + 100 * MS);
+	/* An offset of a whole interval or more folds back into it. */
+	lwk_ticker_init(&t, 100 * MS, 250 * MS, 0);
+	ck_assert_uint_eq(t.offset, 50 * MS);
+}
+END_TEST
+
+START_TEST(ticks_skip_after_a_stall_or_forward_jump)
+{
+	struct lwk_ticker t;
+	uint64_t k, k2;
+
+	lwk_ticker_init(&t, 100 * MS, 0, 0);
+	/* Woke 350 ms after tick 1: ticks 2, 3, 4 are past and skipped. */
+	lwk_ticker_fire(&t, 100 * MS + 350 * MS, &k);
+	ck_assert_uint_eq(k, 1);
+	ck_assert_uint_eq(t.skipped, 3);
+	ck_assert_uint_eq(t.k, 5);
+	/* The clock stepped back: the tick is taken (lateness 0), the
+	 * schedule moves on one tick and stays on the grid. */
+	ck_assert_uint_eq(lwk_ticker_fire(&t, 1 * MS, &k2), 0);
+	ck_assert_uint_eq(k2, 5);
+	ck_assert_uint_eq(t.k, 6);
+	ck_assert_uint_eq(t.next % (100 * MS), 0);
+	ck_assert_uint_eq(t.skipped, 3);
+}
+END_TEST
+
+struct sink {
+	char data[4096];
+	size_t len;
+	int writes;
+	int fail;
+};
+
+static ssize_t sink_write(void *ctx, const void *buf, size_t len)
+{
+	struct sink *s = ctx;
+
+	if (s->fail) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (len > 7) /* short writes happen: the buffer must loop */
+		len = 7;
+	memcpy(s->data + s->len, buf, len);
+	s->len += len;
+	s->writes++;
+	return (ssize_t)len;
+}
+
+START_TEST(buffer_flushes_only_at_flush_ticks)
+{
+	struct lwk_sampbuf b;
+	struct sink s = { .len = 0 };
+
+	ck_assert_int_eq(lwk_sampbuf_init(&b, 64, sink_write, &s), 0);
+	ck_assert_int_eq(lwk_sampbuf_add(&b, "one\n", 4, false), 0);
+	ck_assert_int_eq(lwk_sampbuf_add(&b, "two\n", 4, false), 0);
+	ck_assert_uint_eq(s.len, 0);
+	ck_assert_int_eq(lwk_sampbuf_add(&b, "three\n", 6, true), 0);
+	ck_assert_uint_eq(s.len, 14);
+	ck_assert_int_eq(memcmp(s.data, "one\ntwo\nthree\n", 14), 0);
+	ck_assert_uint_eq(b.flushes, 1);
+	ck_assert_uint_eq(b.early_flushes, 0);
+	ck_assert_uint_eq(b.len, 0);
+	lwk_sampbuf_free(&b);
+}
+END_TEST
+
+START_TEST(buffer_never_grows_and_loses_nothing)
+{
+	struct lwk_sampbuf b;
+	struct sink s = { .len = 0 };
+	char rec[40], big[100];
+
+	memset(rec, 'a', sizeof(rec));
+	memset(big, 'b', sizeof(big));
+	ck_assert_int_eq(lwk_sampbuf_init(&b, 64, sink_write, &s), 0);
+	ck_assert_int_eq(lwk_sampbuf_add(&b, rec, 40, false), 0);
+	/* 40 + 40 > 64: the first is flushed early, and counted. */
+	ck_assert_int_eq(lwk_sampbuf_add(&b, rec, 40, false), 0);
+	ck_assert_uint_eq(b.early_flushes, 1);
+	ck_assert_uint_eq(s.len, 40);
+	ck_assert_uint_eq(b.len, 40);
+	/* Larger than the whole buffer: written through, counted. */
+	ck_assert_int_eq(lwk_sampbuf_add(&b, big, 100, false), 0);
+	ck_assert_uint_eq(b.oversize, 1);
+	ck_assert_uint_eq(s.len, 180);
+	ck_assert_uint_eq(b.cap, 64);
+	ck_assert_int_eq(lwk_sampbuf_flush(&b), 0);
+	ck_assert_uint_eq(b.bytes_written, 180);
+	/* A failing disk: what could not be kept is counted, not hidden. */
+	s.fail = 1;
+	ck_assert_int_eq(lwk_sampbuf_add(&b, rec, 40, false), 0);
+	ck_assert_int_eq(lwk_sampbuf_add(&b, rec, 40, false), -1);
+	ck_assert_uint_eq(b.dropped, 1);
+	ck_assert_int_eq(lwk_sampbuf_flush(&b), -1);
+	ck_assert_uint_eq(b.len, 40); /* kept for the next try */
+	s.fail = 0;
+	ck_assert_int_eq(lwk_sampbuf_flush(&b), 0);
+	lwk_sampbuf_free(&b);
+}
+END_TEST
+
+START_TEST(procstat_parses_hostile_comm)
+{
+	struct lwk_procstat st;
+	const char *line = "4242 (a) b) (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 "
+			   "1234 567 0 0 20 0 3 0 987654 12345678 321 18446744073709551615\n";
+
+	ck_assert_int_eq(lwk_procstat_parse(line, strlen(line), &st), 0);
+	ck_assert_int_eq(st.pid, 4242);
+	ck_assert_int_eq(st.state, 'S');
+	ck_assert_int_eq(st.ppid, 1);
+	ck_assert_uint_eq(st.utime, 1234);
+	ck_assert_uint_eq(st.stime, 567);
+	ck_assert_uint_eq(st.num_threads, 3);
+	ck_assert_uint_eq(st.starttime, 987654);
+	ck_assert_uint_eq(st.rss_pages, 321);
+	ck_assert_int_eq(lwk_procstat_parse("12 (x) S 1 2", 12, &st), -1);
+	ck_assert_int_eq(lwk_procstat_parse("12 x S 1", 8, &st), -1);
+	ck_assert_int_eq(lwk_procstat_parse("(x) S", 5, &st), -1);
+	line = "99999999999999999999 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22";
+	ck_assert_int_eq(lwk_procstat_parse(line, strlen(line), &st), -1);
+}
+END_TEST
+
+START_TEST(proctab_keeps_files_open_and_forgets_the_dead)
+{
+	struct lwk_proctab *t = lwk_proctab_new("/proc", 8);
+	struct lwk_procstat st;
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(lwk_proctab_read(t, getpid(), &st), 0);
+	ck_assert_int_eq(st.pid, getpid());
+	ck_assert_int_eq(lwk_proctab_read(t, child, &st), 0);
+	ck_assert_int_eq(st.ppid, getpid());
+	ck_assert_uint_eq(lwk_proctab_count(t), 2);
+	/* Re-reading uses the open file: still 2 entries. */
+	ck_assert_int_eq(lwk_proctab_read(t, child, &st), 0);
+	ck_assert_uint_eq(lwk_proctab_count(t), 2);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_int_eq(lwk_proctab_read(t, child, &st), -1);
+	ck_assert_uint_eq(lwk_proctab_count(t), 1);
+	/* Not seen since the last sweep: closed. */
+	lwk_proctab_sweep(t);
+	lwk_proctab_sweep(t);
+	ck_assert_uint_eq(lwk_proctab_count(t), 0);
+	/* Sized once: a full table refuses instead of growing. */
+	for (int i = 0; i < 8; i++)
+		lwk_proctab_read(t, getpid(), &st);
+	ck_assert_int_eq(lwk_proctab_read(t, 999999999, &st), -1);
+	lwk_proctab_free(t);
+}
+END_TEST
+
+START_TEST(idle_skip_rule)
+{
+	/* 1% threshold: 5 ticks of CPU over 1000 ticks of life is idle. */
+	ck_assert(lwk_procstat_skip(5, 0, 1000, 100, false));
+	ck_assert(!lwk_procstat_skip(10, 0, 1000, 100, false));
+	/* A new process appeared: everything is read. */
+	ck_assert(!lwk_procstat_skip(0, 0, 1000, 100, true));
+	/* Born this tick: read. */
+	ck_assert(!lwk_procstat_skip(0, 1000, 1000, 100, false));
+	/* Threshold 0 skips nothing. */
+	ck_assert(!lwk_procstat_skip(0, 0, 1000, 0, false));
+}
+END_TEST
+
+Suite *monitor_suite(void)
+{
+	Suite *s = suite_create("monitor");
+	TCase *tc = tcase_create("monitor");
+
+	tcase_add_test(tc, ticks_align_across_nodes);
+	tcase_add_test(tc, ticks_honour_offset_and_report_lateness);
+	tcase_add_test(tc, ticks_skip_after_a_stall_or_forward_jump);
+	tcase_add_test(tc, buffer_flushes_only_at_flush_ticks);
+	tcase_add_test(tc, buffer_never_grows_and_loses_nothing);
+	tcase_add_test(tc, procstat_parses_hostile_comm);
+	tcase_add_test(tc, proctab_keeps_files_open_and_forgets_the_dead);
+	tcase_add_test(tc, idle_skip_rule);
+	suite_add_tcase(s, tc);
+	return s;
+}
