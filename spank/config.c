@@ -13,6 +13,12 @@ static const struct lwk_kv_key config_keys[] = {
 	{ "sync_monitor", LWK_KV_BOOL, offsetof(struct lwk_config, offer_syncmon), 0, 0, NULL, LWK_KV_NOSET },
 	{ "contention_aware", LWK_KV_BOOL, offsetof(struct lwk_config, offer_casas), 0, 0, NULL, LWK_KV_NOSET },
 	{ "on_error", LWK_KV_ENUM, offsetof(struct lwk_config, on_error), 0, 0, on_error_choices, LWK_KV_NOSET },
+	{ "state_dir", LWK_KV_PATH, offsetof(struct lwk_config, state_dir), 0,
+	  sizeof(((struct lwk_config *)0)->state_dir), NULL, LWK_KV_NOSET },
+	{ "syncmon", LWK_KV_PATH, offsetof(struct lwk_config, syncmon), 0,
+	  sizeof(((struct lwk_config *)0)->syncmon), NULL, LWK_KV_NOSET },
+	{ "cgroup_root", LWK_KV_PATH, offsetof(struct lwk_config, cgroup_root), 0,
+	  sizeof(((struct lwk_config *)0)->cgroup_root), NULL, LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -22,12 +28,25 @@ void lwk_config_defaults(struct lwk_config *c)
 	c->offer_syncmon = true;
 	c->offer_casas = true;
 	c->on_error = LWK_ON_ERROR_FAIL_JOB;
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", "/run/slurm-lwk");
+	snprintf(c->syncmon, sizeof(c->syncmon), "%s", LWK_SYNCMON_PATH);
+	snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", "/sys/fs/cgroup");
+}
+
+static void key_list(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (const struct lwk_kv_key *k = config_keys; k->name && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", k == config_keys ? "" : ", ",
+					k->name);
 }
 
 int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
 		     char *err, size_t errlen)
 {
-	bool seen[8] = { false };
+	bool seen[16] = { false };
 
 	lwk_config_defaults(c);
 	for (int i = 0; i < argc; i++) {
@@ -37,10 +56,12 @@ int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
 		int idx;
 
 		if (!eq || eq == argv[i]) {
+			char names[256];
+
+			key_list(names, sizeof(names));
 			snprintf(err, errlen,
-				 "lwk: plugstack.conf: argument '%.64s' is not key=value; "
-				 "allowed keys: lwk, sync_monitor, contention_aware, on_error",
-				 argv[i]);
+				 "lwk: plugstack.conf: argument '%.64s' is not key=value; allowed keys: %s",
+				 argv[i], names);
 			goto fail;
 		}
 		n = (size_t)(eq - argv[i]);
@@ -50,6 +71,12 @@ int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
 		key[n] = '\0';
 		if (lwk_kv_apply(config_keys, "plugstack.conf", key, eq + 1, c, err, errlen))
 			goto fail;
+		if ((!strcmp(key, "state_dir") || !strcmp(key, "syncmon") ||
+		     !strcmp(key, "cgroup_root")) && eq[1] != '/') {
+			snprintf(err, errlen, "lwk: plugstack.conf: %s='%.200s' is not valid; "
+				 "%s must be an absolute path", key, eq + 1, key);
+			goto fail;
+		}
 		for (idx = 0; strcmp(config_keys[idx].name, key); idx++)
 			;
 		if (seen[idx]) {

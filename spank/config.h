@@ -25,7 +25,14 @@ struct lwk_config {
 	bool offer_syncmon;	/* register --sync-monitor           */
 	bool offer_casas;	/* register --contention-aware       */
 	int on_error;		/* enum lwk_on_error                 */
+	char state_dir[256];	/* per-node, per-job state            */
+	char syncmon[256];	/* the --sync-monitor sampler program */
+	char cgroup_root[256];	/* where cgroupfs is mounted          */
 };
+
+#ifndef LWK_SYNCMON_PATH
+#define LWK_SYNCMON_PATH "/usr/libexec/slurm-lwk/lwk-syncmon"
+#endif
 
 void lwk_config_defaults(struct lwk_config *c);
 

@@ -5,11 +5,17 @@
  *
  *   sbatch, salloc (allocator) and srun (local)  -> lwk_local.c
  *   slurmstepd (remote)                          -> lwk_remote.c
+ *   job epilog on each node (job script)         -> lwk_jobscript.c
  *
  * Everything that decides lives in modules that know nothing of SPANK
  * (options.c, config.c, topology.c).  Only a negative return is a
  * failure for Slurm.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
@@ -59,4 +65,35 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	return spank_context() == S_CTX_REMOTE ? lwk_remote_task_init_privileged(sp) : 0;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char err[512];
+
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	/* Slurm 22.05 does not call slurm_spank_init before the epilog:
+	 * read the plugstack arguments here. */
+	if (lwk_config_parse(ac, av, &lwk_cfg, err, sizeof(err))) {
+		slurm_error("%s", err);
+		return 0; /* a failing epilog drains the node */
+	}
+	return lwk_jobscript_epilog(sp);
+}
+
+void lwk_node_name(char *buf, size_t len)
+{
+	/* slurmd -N <name> (several slurmd on one host) sets this for its
+	 * slurmstepd and epilog; otherwise the node is the host. */
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env && !strchr(env, '/')) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (gethostname(buf, len))
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0';
 }

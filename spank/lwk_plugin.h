@@ -34,6 +34,12 @@ int lwk_options_register(spank_t sp);
 /* lwk_local.c: srun (S_CTX_LOCAL), sbatch/salloc (S_CTX_ALLOCATOR) */
 int lwk_local_post_opt(spank_t sp);
 
+/* lwk_dispatch.c: this node's name (slurmd -N, else the short host name) */
+void lwk_node_name(char *buf, size_t len);
+
+/* lwk_jobscript.c: prolog/epilog (S_CTX_JOB_SCRIPT) */
+int lwk_jobscript_epilog(spank_t sp);
+
 /* lwk_remote.c: slurmstepd (S_CTX_REMOTE) */
 int lwk_remote_post_opt(spank_t sp);
 int lwk_remote_user_init(spank_t sp);

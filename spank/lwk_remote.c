@@ -12,6 +12,8 @@
 #include <slurm/slurm.h>
 
 #include "lwk_plugin.h"
+#include "syncmon.h"
+#include "syncmon_ctl.h"
 
 struct exported {
 	const char *env;
@@ -43,6 +45,61 @@ static void step_name(spank_t sp, char *buf, size_t len)
 		snprintf(buf, len, "%u.%u", job, step);
 }
 
+/*
+ * --sync-monitor: the job's first step on this node starts the sampler;
+ * later steps find it running (its lock) and do nothing.  A sampler that
+ * cannot start is the job's problem, not the node's: log it, go on.
+ */
+static void start_sampler(spank_t sp, const char *step)
+{
+	struct lwk_syncmon_start a = { 0 };
+	char node[256], submit[4096], dir[5200], options[2048], err[512], cg[4096], cgtext[8192];
+	uint32_t job = 0;
+	int rc;
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_UID, &a.uid);
+	spank_get_item(sp, S_JOB_GID, &a.gid);
+	lwk_node_name(node, sizeof(node));
+	if (lwk_req.syncmon.dir[0] == '/') {
+		snprintf(dir, sizeof(dir), "%s", lwk_req.syncmon.dir);
+	} else if (spank_getenv(sp, "SLURM_SUBMIT_DIR", submit, sizeof(submit)) == ESPANK_SUCCESS &&
+		   submit[0] == '/') {
+		if (lwk_req.syncmon.dir[0])
+			snprintf(dir, sizeof(dir), "%s/%s", submit, lwk_req.syncmon.dir);
+		else
+			snprintf(dir, sizeof(dir), "%s", submit);
+	} else {
+		slurm_error("lwk: step %s: --sync-monitor: no submit directory to write to; "
+			    "give dir=/absolute/path", step);
+		return;
+	}
+	lwk_option_format(&lwk_grammar_syncmon, &lwk_req.syncmon, options, sizeof(options));
+	/* slurmstepd sits in the job's cgroup when Slurm made one. */
+	{
+		FILE *f = fopen("/proc/self/cgroup", "re");
+		size_t n = f ? fread(cgtext, 1, sizeof(cgtext) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		cgtext[n] = '\0';
+		a.cgroup = lwk_job_cgroup(cgtext, job, lwk_cfg.cgroup_root, cg, sizeof(cg)) == 0 ? cg : NULL;
+	}
+	a.program = lwk_cfg.syncmon;
+	a.state_root = lwk_cfg.state_dir;
+	a.node = node;
+	a.job = job;
+	a.dir = dir;
+	a.options = options;
+	a.cgroup_root = lwk_cfg.cgroup_root;
+	rc = lwk_syncmon_start(&a, err, sizeof(err));
+	if (rc < 0)
+		slurm_error("lwk: step %s: --sync-monitor: %s", step, err);
+	else if (rc > 0)
+		slurm_info("lwk: step %s: started the sampler on %s, writing to %s%s%s", step, node,
+			   dir, a.cgroup ? ", job cgroup " : "", a.cgroup ? a.cgroup : "");
+}
+
 int lwk_remote_post_opt(spank_t sp)
 {
 	char step[64], err[512];
@@ -65,6 +122,8 @@ int lwk_remote_post_opt(spank_t sp)
 		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
 		slurm_info("lwk: step %s: --%s %s", step, exports[i].option, buf);
 	}
+	if (lwk_req.syncmon_given)
+		start_sampler(sp, step);
 	return 0;
 }
 

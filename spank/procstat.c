@@ -31,6 +31,14 @@ int lwk_procstat_parse(const char *buf, size_t len, struct lwk_procstat *out)
 	/* pid_t is an int, and the kernel's pids stay below 2^22. */
 	if (e == buf || errno || pid <= 0 || pid > 0x7fffffffL || *e != ' ')
 		return -1;
+	{
+		size_t n = (size_t)(close_paren - open_paren - 1);
+
+		if (n >= sizeof(out->comm))
+			n = sizeof(out->comm) - 1;
+		memcpy(out->comm, open_paren + 1, n);
+		out->comm[n] = '\0';
+	}
 	p = close_paren + 2;
 	out->state = *p++;
 	/* Fields 4 (ppid) to 24 (rss), space-separated numbers; the few

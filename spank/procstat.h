@@ -15,6 +15,7 @@
 
 struct lwk_procstat {
 	pid_t pid;
+	char comm[32];		/* as the kernel gives it (<= 15 bytes) */
 	char state;
 	pid_t ppid;
 	uint64_t utime, stime;	/* clock ticks */

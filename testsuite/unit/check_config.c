@@ -26,7 +26,8 @@ START_TEST(values)
 	ck_assert(!c.offer_lwk && c.offer_syncmon && !c.offer_casas);
 	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_DRAIN_NODE);
 	lwk_config_format(&c, buf, sizeof(buf));
-	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node");
+	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
+			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup");
 }
 END_TEST
 
@@ -49,13 +50,16 @@ START_TEST(refusals)
 	char *badbool[] = { "lwk=maybe" };
 	char *twice[] = { "lwk=no", "lwk=yes" };
 	char *empty[] = { "=x" };
+	char *relative[] = { "state_dir=run/lwk" };
 
-	refuse(2, unknown, "unknown key 'statedir'", "lwk, sync_monitor, contention_aware, on_error");
+	refuse(2, unknown, "unknown key 'statedir'",
+	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");
 	refuse(2, twice, "lwk", "given twice");
 	refuse(1, empty, "'=x' is not key=value", "allowed keys");
+	refuse(1, relative, "state_dir='run/lwk'", "must be an absolute path");
 }
 END_TEST
 

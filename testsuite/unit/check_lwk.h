@@ -9,5 +9,6 @@ Suite *options_suite(void);
 Suite *config_suite(void);
 Suite *topology_suite(void);
 Suite *monitor_suite(void);
+Suite *sampler_suite(void);
 
 #endif

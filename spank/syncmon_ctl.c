@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "syncmon_ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int mkdir_root(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) && errno != EEXIST)
+		return -1;
+	/* Whatever is there must be a root-owned directory, not a link. */
+	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *out, size_t len,
+		  char *err, size_t errlen)
+{
+	char path[4096];
+
+	if (state_root[0] != '/' || !node[0] || strchr(node, '/') || node[0] == '.') {
+		snprintf(err, errlen, "lwk: state directory '%s' or node name '%s' is not usable",
+			 state_root, node);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", state_root, node);
+	if (mkdir_root(state_root, 0755) || mkdir_root(path, 0755)) {
+		snprintf(err, errlen, "lwk: cannot make the state directory %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(out, len, "%s/%s/%u", state_root, node, job);
+	if (mkdir_root(out, 0700)) {
+		snprintf(err, errlen, "lwk: cannot make the state directory %s: %s", out,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int program_is_safe(const char *program, char *err, size_t errlen)
+{
+	struct stat st;
+
+	/* Root will exec it: it must be root's and only root's to change. */
+	if (program[0] != '/' || stat(program, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) || !(st.st_mode & 0100)) {
+		snprintf(err, errlen,
+			 "lwk: sampler %s is missing, or not a root-owned executable that only "
+			 "root can write (plugstack.conf syncmon=)", program);
+		return -1;
+	}
+	return 0;
+}
+
+int lwk_cgroup_escape_paths(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+			    char out[][512], int max)
+{
+	char needle[32], line[4096];
+	const char *p = proc_cgroup;
+	int count = 0;
+
+	snprintf(needle, sizeof(needle), "/job_%u", job);
+	while (p && *p && count < max) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *c1, *c2, *hit;
+
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p = nl ? nl + 1 : NULL;
+		c1 = strchr(line, ':');
+		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2 || !(hit = strstr(c2 + 1, needle)))
+			continue;
+		*c2 = '\0';
+		*hit = '\0'; /* the path above the job */
+		if (c1[1] == '\0')
+			snprintf(out[count++], 512, "%s%s/system/cgroup.procs", cgroup_root, c2 + 1);
+		else if (strncmp(c1 + 1, "name=", 5)) /* named v1 hierarchies hold no resources */
+			snprintf(out[count++], 512, "%s/%s/cgroup.procs", cgroup_root, c1 + 1);
+	}
+	return count;
+}
+
+/* The decimal digits of v, without stdio (used between fork and exec). */
+static size_t utoa(unsigned long v, char *buf)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i++] = '\n';
+	return i;
+}
+
+int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errlen)
+{
+	char state[4096], lock[4200], opt_job[16], opt_uid[16], opt_gid[16];
+	static char escape[LWK_ESCAPE_MAX][512];
+	int lock_fd, nescape = 0;
+	pid_t child;
+	int status;
+
+	if (program_is_safe(a->program, err, errlen) ||
+	    lwk_state_dir(a->state_root, a->node, a->job, state, sizeof(state), err, errlen))
+		return -1;
+	snprintf(lock, sizeof(lock), "%s/syncmon.lock", state);
+	lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0) {
+		snprintf(err, errlen, "lwk: cannot open %s: %s", lock, strerror(errno));
+		return -1;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		close(lock_fd);
+		if (errno == EWOULDBLOCK)
+			return 0; /* this job's sampler already runs on this node */
+		snprintf(err, errlen, "lwk: cannot lock %s: %s", lock, strerror(errno));
+		return -1;
+	}
+	if (a->cgroup_root) {
+		char buf[8192];
+		int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			nescape = lwk_cgroup_escape_paths(buf, a->job, a->cgroup_root, escape,
+							  LWK_ESCAPE_MAX);
+		}
+	}
+	snprintf(opt_job, sizeof(opt_job), "%u", a->job);
+	snprintf(opt_uid, sizeof(opt_uid), "%u", (unsigned)a->uid);
+	snprintf(opt_gid, sizeof(opt_gid), "%u", (unsigned)a->gid);
+
+	child = fork();
+	if (child < 0) {
+		snprintf(err, errlen, "lwk: cannot fork the sampler: %s", strerror(errno));
+		close(lock_fd);
+		return -1;
+	}
+	if (child == 0) {
+		/* Detach twice: the sampler must outlive this step and not be
+		 * one of its processes. */
+		sigset_t all;
+		int null;
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		/* fd 3 is the locked file, held for the sampler's life. */
+		if (dup2(lock_fd, 3) < 0)
+			_exit(127);
+		closefrom(4);
+		/* Only async-signal-safe calls from here on (this was a
+		 * multi-threaded slurmstepd): open, write, close, execve. */
+		for (int i = 0; i < nescape; i++) {
+			char pidtxt[24];
+			size_t len = utoa((unsigned long)getpid(), pidtxt);
+			int fd = open(escape[i], O_WRONLY | O_CLOEXEC);
+
+			if (fd >= 0) {
+				if (write(fd, pidtxt, len) < 0) {
+					/* best effort: the epilog still stops it */
+				}
+				close(fd);
+			}
+		}
+		{
+			const char *argv[24];
+			int i = 0;
+			char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+
+			argv[i++] = a->program;
+			argv[i++] = "--job";
+			argv[i++] = opt_job;
+			argv[i++] = "--node";
+			argv[i++] = a->node;
+			argv[i++] = "--uid";
+			argv[i++] = opt_uid;
+			argv[i++] = "--gid";
+			argv[i++] = opt_gid;
+			argv[i++] = "--dir";
+			argv[i++] = a->dir;
+			argv[i++] = "--state";
+			argv[i++] = state;
+			argv[i++] = "--options";
+			argv[i++] = a->options;
+			if (a->cgroup) {
+				argv[i++] = "--cgroup";
+				argv[i++] = a->cgroup;
+			}
+			argv[i] = NULL;
+			execve(a->program, (char *const *)argv, envp);
+		}
+		_exit(127);
+	}
+	close(lock_fd); /* the sampler keeps the lock through its own fd */
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	return 1;
+}
+
+static int lock_free(const char *lock)
+{
+	int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	int free_now;
+
+	if (fd < 0)
+		return 1;
+	free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return free_now;
+}
+
+/* Is pid the sampler of this job (not a reused pid)? */
+static int is_our_sampler(pid_t pid, uint32_t job)
+{
+	char path[64], buf[4096], want[32];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%u", job);
+	for (ssize_t i = 0; i < n;) {
+		const char *arg = buf + i;
+		size_t len = strlen(arg);
+
+		if (!strcmp(arg, "--job") && i + (ssize_t)len + 1 < n)
+			return !strcmp(arg + len + 1, want);
+		i += (ssize_t)len + 1;
+	}
+	return 0;
+}
+
+int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int wait_ms,
+		     char *log, size_t loglen)
+{
+	char state[4096], path[4200], buf[64];
+	struct stat st;
+	pid_t pid = 0;
+	int fd, stopped = 0;
+
+	if (log && loglen)
+		log[0] = '\0';
+	snprintf(state, sizeof(state), "%s/%s/%u", state_root, node, job);
+	if (lstat(state, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(path, sizeof(path), "%s/syncmon.pid", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			pid = (pid_t)atoi(buf);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/syncmon.lock", state);
+	if (pid > 1 && is_our_sampler(pid, job) && !lock_free(path)) {
+		kill(pid, SIGTERM);
+		stopped = 1;
+		for (int t = 0; t < wait_ms && !lock_free(path); t += 10) {
+			struct timespec ten = { 0, 10000000 };
+
+			nanosleep(&ten, NULL);
+		}
+		if (!lock_free(path) && is_our_sampler(pid, job))
+			kill(pid, SIGKILL);
+	}
+	snprintf(path, sizeof(path), "%s/syncmon.log", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && log && loglen) {
+		ssize_t n = read(fd, log, loglen - 1);
+
+		log[n > 0 ? n : 0] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	static const char *const files[] = { "syncmon.log", "syncmon.pid", "syncmon.lock" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", state, files[i]);
+		unlink(path);
+	}
+	rmdir(state);
+	snprintf(path, sizeof(path), "%s/%s", state_root, node);
+	rmdir(path); /* fails while other jobs have state: fine */
+	return stopped;
+}
