@@ -1,0 +1,134 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --sync-monitor on the real cluster: one sampler per node per job, ticks
+# aligned across nodes, gone with the job, files written as the job's user.
+
+# Lines of a node file: "k t_ideal_ns t_ns flush" per sample.
+ticks() {
+	sed -n 's/^{"k":\([0-9]*\),"t_ideal_ns":\([0-9]*\),"t_ns":\([0-9]*\),.*"flush":\([a-z]*\),.*/\1 \2 \3 \4/p' "$1"
+}
+
+sampler_running() {
+	pgrep -f "lwk-syncmon --job $1 " >/dev/null
+}
+
+# A user that is not root, for ownership checks.
+make_test_user() {
+	id lwktest >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin lwktest >/dev/null 2>&1 ||
+		skip "cannot create the test user lwktest (useradd)"
+	echo lwktest
+}
+
+as_user() {
+	local user=$1
+	shift
+	runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" "$@"
+}
+
+test_three_nodes_write_three_files_with_aligned_ticks() {
+	[ "$LWK_NODES" -ge 3 ] || skip "needs 3 nodes, the cluster has $LWK_NODES"
+	local dir=$LWK_WORK/sm-aligned jid n spread max=0 f
+	mkdir -p "$dir"
+	jid=$(sbatch --parsable -N3 -o /dev/null --sync-monitor=interval=100ms,flush=5,dir="$dir" \
+		--wrap 'srun -N3 sleep 3') || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
+	[ "$(find "$dir" -name "syncmon-$jid-*.jsonl" | wc -l)" = 3 ] ||
+		fail "expected 3 files, found: $(ls "$dir")"
+	for f in "$dir"/syncmon-"$jid"-*.jsonl; do
+		head -1 "$f" | grep -q "^{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":$jid," ||
+			fail "$f: no header"
+		tail -1 "$f" | grep -q '^{"end":true,.*"dropped":0' || fail "$f: no footer: $(tail -1 "$f")"
+		n=$(ticks "$f" | wc -l)
+		[ "$n" -ge 15 ] || fail "$f: only $n samples in a 3 s job at 100 ms"
+		ticks "$f" >"$f.ticks"
+	done
+	# Same tick number: same ideal instant, on the 100 ms grid, the same
+	# flush decision; actual sample times within 50 ms of each other.
+	while read -r k ideal tmin tmax flushes ideals nodes; do
+		[ "$nodes" = 3 ] || continue
+		[ "$ideals" = 1 ] || fail "tick $k has different ideal times on different nodes"
+		[ $((ideal % 100000000)) = 0 ] || fail "tick $k at $ideal is off the 100 ms grid"
+		[ "$flushes" = 1 ] || fail "tick $k is a flush tick on some nodes only"
+		spread=$((tmax - tmin))
+		[ $spread -gt $max ] && max=$spread
+	done < <(cat "$dir"/*.ticks | awk '{ n[$1]++; id[$1]=$2; if (!($1 in lo) || $3 < lo[$1]) lo[$1]=$3;
+		if ($3 > hi[$1]) hi[$1]=$3; fl[$1 " " $4]=1; ideal[$1 " " $2]=1 }
+		END { for (k in n) { f=0; i=0; for (x in fl) if (index(x, k " ") == 1) f++;
+		for (x in ideal) if (index(x, k " ") == 1) i++; print k, id[k], lo[k], hi[k], f, i, n[k] } }')
+	echo "measure: largest spread of one tick's sample times across 3 nodes: $((max / 1000)) us"
+	[ $max -le 50000000 ] || fail "tick sample times differ by $((max / 1000000)) ms across nodes (bound 50 ms)"
+}
+
+test_one_sampler_per_node_however_many_steps() {
+	need_private
+	local dir=$LWK_WORK/sm-steps jid starts
+	mkdir -p "$dir"
+	jid=$(sbatch --parsable -N2 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" \
+		--wrap 'srun -N2 true; srun -N2 true; srun -N2 sleep 1') || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$(find "$dir" -name "syncmon-$jid-*" | wc -l)" = 2 ] || fail "files: $(ls "$dir")"
+	starts=$(cat "$LWK_DEV_DIR"/log/slurmd-node*.log | grep -c "lwk: step $jid\.[a-z0-9]*: started the sampler")
+	[ "$starts" = 2 ] || fail "the sampler was started $starts times for 2 nodes"
+}
+
+test_the_sampler_goes_with_the_job_and_leaves_no_state() {
+	need_private
+	local dir=$LWK_WORK/sm-end jid i
+	mkdir -p "$dir"
+	jid=$(sbatch --parsable -N1 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" --wrap 'sleep 60') ||
+		fail "sbatch failed"
+	for ((i = 0; i < 40; i++)); do
+		sampler_running "$jid" && break
+		sleep 0.25
+	done
+	sampler_running "$jid" || fail "no sampler started for job $jid"
+	scancel "$jid"
+	wait_job "$jid"
+	for ((i = 0; i < 40; i++)); do
+		sampler_running "$jid" || break
+		sleep 0.25
+	done
+	sampler_running "$jid" && fail "the sampler of cancelled job $jid still runs"
+	tail -1 "$dir"/syncmon-"$jid"-*.jsonl | grep -q '"end":true' || fail "no footer after scancel"
+	[ -z "$(find "$LWK_DEV_DIR/lwkstate" -mindepth 2 -name "$jid" 2>/dev/null)" ] ||
+		fail "state left behind: $(find "$LWK_DEV_DIR/lwkstate" -name "$jid")"
+	grep -q "lwk: job $jid on node[0-9]*: lwk-syncmon: job $jid node node[0-9]*: stopped after" \
+		"$LWK_DEV_DIR"/log/slurmd-node*.log || fail "the epilog did not log the sampler's stop"
+}
+
+test_files_belong_to_the_job_user_and_links_are_not_followed() {
+	need_private
+	local user dir jid victim=/etc/lwk-victim-$$ f
+	user=$(make_test_user)
+	dir=$LWK_WORK/sm-user
+	mkdir -p "$dir" && chown "$user" "$dir"
+	echo untouched >"$victim"
+	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -H -N1 -w node1 -o /dev/null \
+		--sync-monitor=interval=50ms --wrap 'sleep 1') || { rm -f "$victim"; fail "sbatch as $user failed"; }
+	# The user plants a link where the sampler's file will go.
+	as_user "$user" ln -s "$victim" "$dir/syncmon-$jid-node1.jsonl"
+	scontrol release "$jid"
+	wait_job "$jid"
+	[ "$(cat "$victim")" = untouched ] || { rm -f "$victim"; fail "root wrote through the user's link"; }
+	rm -f "$victim"
+	f=$dir/syncmon-$jid-node1.1.jsonl
+	[ -f "$f" ] || fail "no output next to the link: $(ls -l "$dir")"
+	[ "$(stat -c %U "$f")" = "$user" ] || fail "$f belongs to $(stat -c %U "$f"), not $user"
+}
+
+test_a_directory_the_user_cannot_write_gets_nothing() {
+	need_private
+	local user jid private=/root/lwk-private-$$
+	user=$(make_test_user)
+	mkdir -m 700 "$private"
+	jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w node2 -o /dev/null \
+		--sync-monitor=interval=50ms,dir="$private" --wrap 'sleep 1') || { rmdir "$private"; fail "sbatch failed"; }
+	wait_job "$jid"
+	[ -z "$(ls -A "$private")" ] || { ls -l "$private"; rm -rf "$private"; fail "a file was written into root's directory"; }
+	rmdir "$private"
+	grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $private as uid" \
+		"$LWK_DEV_DIR/log/slurmd-node2.log" || fail "the refusal is not in node2's slurmd log"
+	[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
+}
