@@ -24,7 +24,7 @@ int lwk_procstat_parse(const char *buf, size_t len, struct lwk_procstat *out)
 	for (p = buf; p < end; p++)
 		if (*p == ')')
 			close_paren = p; /* the last one: comm can hold ')' */
-	if (!close_paren || close_paren + 2 >= end)
+	if (!close_paren || close_paren < open_paren || close_paren + 2 >= end)
 		return -1;
 	errno = 0;
 	pid = strtol(buf, &e, 10);

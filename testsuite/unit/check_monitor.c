@@ -174,6 +174,7 @@ START_TEST(procstat_parses_hostile_comm)
 	ck_assert_int_eq(lwk_procstat_parse("12 (x) S 1 2", 12, &st), -1);
 	ck_assert_int_eq(lwk_procstat_parse("12 x S 1", 8, &st), -1);
 	ck_assert_int_eq(lwk_procstat_parse("(x) S", 5, &st), -1);
+	ck_assert_int_eq(lwk_procstat_parse("1 ) (x S 1 2 3", 14, &st), -1); /* found by libFuzzer */
 	line = "99999999999999999999 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22";
 	ck_assert_int_eq(lwk_procstat_parse(line, strlen(line), &st), -1);
 }
