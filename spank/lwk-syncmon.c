@@ -260,6 +260,14 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 		}
 	}
 	lwk_proctab_sweep(s->tab);
+	/* With a job cgroup, the job's total is one read, and exact: it
+	 * includes processes that already exited. */
+	if (s->cgroup) {
+		uint64_t cg_us;
+
+		if (lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0)
+			job_cpu = cg_us;
+	}
 	OUT("],\"skipped\":%zu,\"job\":{\"nprocs\":%zu,\"cpu_us\":%llu,\"rss_kb\":%llu}}\n", skipped,
 	    s->npids, (unsigned long long)job_cpu, (unsigned long long)job_rss);
 	/* Entries stop 256 bytes short of the end, so the tail fits. */

@@ -19,6 +19,7 @@
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
+#include "syncmon_ctl.h"
 
 SPANK_PLUGIN(lwk, 1);
 
@@ -32,6 +33,16 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (lwk_config_parse(ac, av, &lwk_cfg, err, sizeof(err))) {
 		slurm_error("%s", err);
 		return -1;
+	}
+	if (spank_context() == S_CTX_SLURMD) {
+		/* slurmd starts: samplers of jobs lost in a crash left state. */
+		char node[256];
+		int n;
+
+		lwk_node_name(node, sizeof(node));
+		n = lwk_syncmon_sweep(lwk_cfg.state_dir, node);
+		if (n > 0)
+			slurm_info("lwk: removed the state of %d job(s) whose sampler is gone", n);
 	}
 	/* In every context: sbatch ignores the static spank_options table,
 	 * and slurmstepd needs the options to receive their values. */

@@ -247,6 +247,32 @@ int lwk_nodestat_read(struct lwk_nodestat *s)
 	return 0;
 }
 
+int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec)
+{
+	const char *p = strstr(text, "usage_usec ");
+
+	if (!p || (p != text && p[-1] != '\n'))
+		return -1;
+	*usage_usec = strtoull(p + 11, NULL, 10);
+	return 0;
+}
+
+int lwk_cgroup_cpu_us(const char *job_cgroup, uint64_t *cpu_us)
+{
+	char path[4096], buf[4096];
+	size_t got;
+
+	snprintf(path, sizeof(path), "%s/cpu.stat", job_cgroup);
+	if (read_small(path, buf, sizeof(buf), &got) == 0 && lwk_parse_cpu_stat(buf, cpu_us) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/cpuacct.usage", job_cgroup);
+	if (read_small(path, buf, sizeof(buf), &got) == 0 && got > 0) {
+		*cpu_us = strtoull(buf, NULL, 10) / 1000;
+		return 0;
+	}
+	return -1;
+}
+
 size_t lwk_json_string(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;

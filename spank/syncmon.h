@@ -54,6 +54,13 @@ int lwk_nodestat_read(struct lwk_nodestat *s);
 int lwk_parse_proc_stat(const char *text, uint64_t *busy, uint64_t *total, uint64_t *forks);
 int lwk_parse_meminfo(const char *text, uint64_t *total_kb, uint64_t *avail_kb);
 
+/*
+ * The job's CPU time from its cgroup, in one read: v2 cpu.stat
+ * usage_usec, or v1 cpuacct.usage (ns).  0, or -1 where neither exists.
+ */
+int lwk_cgroup_cpu_us(const char *job_cgroup, uint64_t *cpu_us);
+int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec);
+
 /* A string as JSON (quotes added; control characters escaped). */
 size_t lwk_json_string(const char *s, char *buf, size_t len);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "syncmon_ctl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -326,4 +327,32 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 	snprintf(path, sizeof(path), "%s/%s", state_root, node);
 	rmdir(path); /* fails while other jobs have state: fine */
 	return stopped;
+}
+
+int lwk_syncmon_sweep(const char *state_root, const char *node)
+{
+	char dir[4096], lock[4400];
+	struct dirent *e;
+	DIR *d;
+	int cleaned = 0;
+
+	snprintf(dir, sizeof(dir), "%s/%s", state_root, node);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long job = strtoul(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || job > UINT32_MAX)
+			continue;
+		snprintf(lock, sizeof(lock), "%s/%s/syncmon.lock", dir, e->d_name);
+		if (!lock_free(lock))
+			continue; /* its sampler still runs */
+		/* Reuse the epilog's removal; nothing to signal. */
+		lwk_syncmon_stop(state_root, node, (uint32_t)job, 0, NULL, 0);
+		cleaned++;
+	}
+	closedir(d);
+	return cleaned;
 }

@@ -46,6 +46,13 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 		     char *log, size_t loglen);
 
 /*
+ * After a crash no epilog comes: remove the sampler state of this node's
+ * jobs whose lock nobody holds (their sampler is gone).  Returns how
+ * many job directories were cleaned.
+ */
+int lwk_syncmon_sweep(const char *state_root, const char *node);
+
+/*
  * Where to move a process out of the job's cgroups (the lines of
  * proc_cgroup that name /job_<job>), so that the job's end does not kill
  * the sampler before it writes its last samples: on v2 into the scope's

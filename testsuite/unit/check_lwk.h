@@ -10,5 +10,6 @@ Suite *config_suite(void);
 Suite *topology_suite(void);
 Suite *monitor_suite(void);
 Suite *sampler_suite(void);
+Suite *sweep_suite(void);
 
 #endif
