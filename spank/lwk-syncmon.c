@@ -150,6 +150,8 @@ struct sampler {
 	pid_t *pids;
 	size_t npids;
 	struct proc_state *known; /* by index into pids */
+	uint64_t *not_job;	  /* pids seen not to be the job's (no cgroup) */
+	pid_t *fresh;		  /* this tick's list, compared with pids */
 	long clk_tck, page_kb;
 	int empty_scans;
 	bool seen_any;
@@ -165,24 +167,33 @@ struct sampler {
 			o += (size_t)snprintf(s->line + o, s->line_cap - o, __VA_ARGS__); \
 	} while (0)
 
+/*
+ * Refresh the job's pid list.  Returns whether it changed: then every
+ * process is read this tick (a new one has no history to skip on).
+ */
 static bool find_pids(struct sampler *s, bool full)
 {
 	size_t n = 0;
-	bool changed;
+	bool changed = false;
 
-	/* The seed's shortcut: no fork since the last tick means no new
-	 * process, so the known list stands (between full scans). */
-	changed = s->ns.forks != s->prev_forks;
-	if (!full && !changed && s->npids)
+	/* The seed's shortcut: no fork on the node since the last tick means
+	 * no new process, so the known list stands (between full scans). */
+	if (!full && s->ns.forks == s->prev_forks && s->npids)
 		return false;
 	if (s->cgroup) {
-		if (lwk_cgroup_pids(s->cgroup, s->pids, MAX_PIDS, &n))
+		if (lwk_cgroup_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
 			n = 0;
 	} else {
-		lwk_scan_job_pids(s->proc_root, s->job, s->node, s->pids, MAX_PIDS, &n);
+		/* A full scan re-checks every process (a pid may be reused by
+		 * a job process); in between only new pids are looked at. */
+		if (full)
+			memset(s->not_job, 0, LWK_PID_BITS / 8);
+		lwk_scan_job_pids(s->proc_root, s->job, s->node, s->fresh, MAX_PIDS, &n, s->not_job);
 	}
-	if (n != s->npids)
+	/* Forks elsewhere on the node do not count: only the job's set. */
+	if (n != s->npids || memcmp(s->fresh, s->pids, n * sizeof(*s->pids)))
 		changed = true;
+	memcpy(s->pids, s->fresh, n * sizeof(*s->pids));
 	s->npids = n;
 	return changed;
 }
@@ -259,7 +270,10 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 			listed++;
 		}
 	}
-	lwk_proctab_sweep(s->tab);
+	/* Close the files of exited processes at full scans: the sweep walks
+	 * the whole table, too much for every tick. */
+	if (full)
+		lwk_proctab_sweep(s->tab);
 	/* With a job cgroup, the job's total is one read, and exact: it
 	 * includes processes that already exited. */
 	if (s->cgroup) {
@@ -274,7 +288,11 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 	if (s->npids)
 		s->seen_any = true;
 	s->empty_scans = s->npids ? 0 : s->empty_scans + (full ? 1 : 0);
-	return o < s->line_cap ? o : s->line_cap - 1;
+	if (o >= s->line_cap) { /* never expected: keep it one line */
+		o = s->line_cap - 1;
+		s->line[o - 1] = '\n';
+	}
+	return o;
 }
 
 static void usage(void)
@@ -367,10 +385,12 @@ int main(int argc, char **argv)
 	s.page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	s.pids = calloc(MAX_PIDS, sizeof(*s.pids));
 	s.known = calloc(MAX_PIDS, sizeof(*s.known));
+	s.not_job = calloc(LWK_PID_BITS / 64, sizeof(uint64_t)); /* 512 KiB, once */
+	s.fresh = calloc(MAX_PIDS, sizeof(*s.fresh));
 	s.tab = lwk_proctab_new(s.proc_root, MAX_PIDS);
 	s.line_cap = s.o.buffer < 65536 ? 65536 : (size_t)s.o.buffer;
 	s.line = malloc(s.line_cap);
-	if (!s.pids || !s.known || !s.tab || !s.line ||
+	if (!s.pids || !s.known || !s.not_job || !s.fresh || !s.tab || !s.line ||
 	    lwk_sampbuf_init(&buf, (size_t)s.o.buffer, fd_write, &out_fd) ||
 	    lwk_nodestat_open(&s.ns, s.proc_root)) {
 		say("cannot set up: %s", strerror(errno));

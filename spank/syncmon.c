@@ -136,7 +136,7 @@ int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n)
 }
 
 int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
-		      pid_t *pids, size_t max, size_t *n)
+		      pid_t *pids, size_t max, size_t *n, uint64_t *not_job)
 {
 	static char env[65536];
 	char path[512];
@@ -149,13 +149,22 @@ int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
 	while ((e = readdir(d))) {
 		size_t got;
 
+		unsigned long pid;
+
 		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = strtoul(e->d_name, NULL, 10);
+		if (not_job && pid < LWK_PID_BITS && (not_job[pid / 64] >> (pid % 64) & 1))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/environ", proc_root, e->d_name);
 		if (read_small(path, env, sizeof(env), &got))
 			continue; /* gone, or a kernel thread */
-		if (lwk_environ_matches(env, got, job, node) && *n < max)
-			pids[(*n)++] = (pid_t)atol(e->d_name);
+		if (lwk_environ_matches(env, got, job, node)) {
+			if (*n < max)
+				pids[(*n)++] = (pid_t)pid;
+		} else if (not_job && pid < LWK_PID_BITS) {
+			not_job[pid / 64] |= UINT64_C(1) << (pid % 64);
+		}
 	}
 	closedir(d);
 	return 0;

@@ -34,9 +34,16 @@ bool lwk_environ_matches(const char *env, size_t len, uint32_t job, const char *
 /* Append pids found in dir/cgroup.procs and every cgroup below (depth <= 8). */
 int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n);
 
-/* Pids under proc_root whose environment matches job and node. */
+/*
+ * Pids under proc_root whose environment matches job and node.  not_job,
+ * when given, is a bitmap of LWK_PID_BITS bits of pids already known not
+ * to be the job's: their environment is not read again (a rescan then
+ * costs a directory read plus the new processes), and pids found not to
+ * match are added.  Clear it to re-check everything (full scans).
+ */
+#define LWK_PID_BITS (1u << 22) /* the kernel's PID_MAX_LIMIT */
 int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
-		      pid_t *pids, size_t max, size_t *n);
+		      pid_t *pids, size_t max, size_t *n, uint64_t *not_job);
 
 /* Node-wide counters, from files kept open. */
 struct lwk_nodestat {
