@@ -10,51 +10,83 @@
 #include <string.h>
 #include <unistd.h>
 
+int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen)
+{
+	while (*cursor && **cursor) {
+		const char *p = *cursor, *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		const char *c1 = memchr(p, ':', (size_t)(end - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		*cursor = nl ? nl + 1 : NULL;
+		if (!c2)
+			continue;
+		snprintf(ctl, ctllen, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+		snprintf(path, pathlen, "%.*s", (int)(end - c2 - 1), c2 + 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The "/job_<job>" component in path (job_12 is not job_123), or NULL;
+ * *n is its length. */
+static char *job_component(char *path, uint32_t job, size_t *n)
+{
+	char needle[32];
+	char *hit;
+
+	*n = (size_t)snprintf(needle, sizeof(needle), "/job_%u", job);
+	for (hit = strstr(path, needle); hit; hit = strstr(hit + 1, needle))
+		if (hit[*n] == '\0' || hit[*n] == '/')
+			return hit;
+	return NULL;
+}
+
 int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
 		   char *out, size_t len)
 {
-	char needle[32], line[4096];
-	const char *p = proc_cgroup;
+	char ctl[256], path[4096], *hit;
+	const char *cursor = proc_cgroup;
+	size_t n;
 
-	snprintf(needle, sizeof(needle), "/job_%u", job);
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		char *c1, *c2, *path, *hit;
-		const char *sub = NULL;
-
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p = nl ? nl + 1 : NULL;
-		/* "hierarchy-id:controllers:path" */
-		c1 = strchr(line, ':');
-		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		/* v2's unified line, or v1's cpuacct hierarchy ("cpu,cpuacct"). */
+		if (ctl[0] && !strstr(ctl, "cpuacct"))
 			continue;
-		*c2 = '\0';
-		path = c2 + 1;
-		if (!strcmp(c1 + 1, ""))
-			sub = ""; /* v2: the unified hierarchy */
-		else if (strstr(c1 + 1, "cpuacct"))
-			sub = c1 + 1; /* v1: the controller's mount, e.g. "cpu,cpuacct" */
-		else
+		if (!(hit = job_component(path, job, &n)))
 			continue;
-		hit = strstr(path, needle);
-		/* The component must end there: job_12 is not job_123. */
-		while (hit && hit[strlen(needle)] && hit[strlen(needle)] != '/')
-			hit = strstr(hit + 1, needle);
-		if (!hit)
-			continue;
-		hit[strlen(needle)] = '\0';
-		if (*sub)
-			snprintf(out, len, "%s/%s%s", cgroup_root, sub, path);
+		hit[n] = '\0'; /* keep up to and with job_<job> */
+		if (ctl[0])
+			snprintf(out, len, "%s/%s%s", cgroup_root, ctl, path);
 		else
 			snprintf(out, len, "%s%s", cgroup_root, path);
 		return 0;
 	}
 	return -1;
+}
+
+int lwk_cgroup_escape_paths(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+			    char out[][512], int max)
+{
+	char ctl[256], path[4096], *hit;
+	const char *cursor = proc_cgroup;
+	int count = 0, w;
+	size_t n;
+
+	while (count < max && lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		if (!(hit = job_component(path, job, &n)))
+			continue;
+		*hit = '\0'; /* the path above the job */
+		if (!ctl[0])
+			w = snprintf(out[count], 512, "%s%s/system/cgroup.procs", cgroup_root, path);
+		else if (strncmp(ctl, "name=", 5)) /* named v1 hierarchies hold no resources */
+			w = snprintf(out[count], 512, "%s/%s/cgroup.procs", cgroup_root, ctl);
+		else
+			continue;
+		if (w > 0 && w < 512) /* a cut path would name another cgroup */
+			count++;
+	}
+	return count;
 }
 
 bool lwk_environ_matches(const char *env, size_t len, uint32_t job, const char *node)

@@ -17,6 +17,13 @@
 #include <sys/types.h>
 
 /*
+ * Walk the "id:controllers:path" lines of a /proc/<pid>/cgroup text:
+ * copies the next line's controllers ("" on cgroup v2) and path, moves
+ * *cursor on, and returns 1; 0 at the end.
+ */
+int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen);
+
+/*
  * From the text of /proc/<pid>/cgroup of a process inside job `job`,
  * the job's cgroup directory under cgroup_root: the v2 line ("0::/...")
  * or the v1 cpuacct line, cut after its "job_<job>" component.  0, or

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "syncmon_ctl.h"
 
+#include "syncmon.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -66,38 +68,6 @@ static int program_is_safe(const char *program, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
-}
-
-int lwk_cgroup_escape_paths(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
-			    char out[][512], int max)
-{
-	char needle[32], line[4096];
-	const char *p = proc_cgroup;
-	int count = 0;
-
-	snprintf(needle, sizeof(needle), "/job_%u", job);
-	while (p && *p && count < max) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		char *c1, *c2, *hit;
-
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p = nl ? nl + 1 : NULL;
-		c1 = strchr(line, ':');
-		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2 || !(hit = strstr(c2 + 1, needle)))
-			continue;
-		*c2 = '\0';
-		*hit = '\0'; /* the path above the job */
-		if (c1[1] == '\0')
-			snprintf(out[count++], 512, "%s%s/system/cgroup.procs", cgroup_root, c2 + 1);
-		else if (strncmp(c1 + 1, "name=", 5)) /* named v1 hierarchies hold no resources */
-			snprintf(out[count++], 512, "%s/%s/cgroup.procs", cgroup_root, c1 + 1);
-	}
-	return count;
 }
 
 /* The decimal digits of v, without stdio (used between fork and exec). */

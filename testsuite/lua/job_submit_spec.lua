@@ -34,6 +34,11 @@ local PARTS = { debug = { flag_default = 1 }, batch = { flag_default = 0 },
                 cosched = { flag_default = 0 }, xeon = { flag_default = 0 },
                 plain = { flag_default = 0 } }
 
+local function plan_for(M, extra, entries)
+  local job = fake.job(entries or {}, extra)
+  return M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
+end
+
 local function opt(name, value)
   return "_SLURM_SPANK_OPTION_lwk_" .. name .. "=" .. (value or "(null)")
 end
@@ -134,10 +139,7 @@ describe("die placement", function()
   local M
   before_each(function() M = load_policy(SITE) end)
 
-  local function plan(extra, entries)
-    local job = fake.job(entries or {}, extra)
-    return M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
-  end
+  local function plan(extra, entries) return plan_for(M, extra, entries) end
 
   it("leaves jobs outside the policy untouched", function()
     local p = plan({ num_tasks = 3, cpus_per_task = NO_VAL16 })
@@ -247,10 +249,7 @@ describe("plugin options", function()
   local M
   before_each(function() M = load_policy(SITE) end)
 
-  local function plan(extra, entries)
-    local job = fake.job(entries or {}, extra)
-    return M.plan(job, M.options(job), M.cfg, PARTS, M.cfg_error)
-  end
+  local function plan(extra, entries) return plan_for(M, extra, entries) end
 
   it("sends --contention-aware jobs to the co-scheduling partition", function()
     local p = plan({ num_tasks = 2 }, { opt("contention_aware") })
