@@ -15,7 +15,9 @@
  * The output file is opened with the job user's file-system identity:
  * root never opens a path the user chose.
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
@@ -34,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "options.h"
 #include "procstat.h"
 #include "sampbuf.h"
@@ -300,7 +303,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lwk-syncmon --job ID --node NAME --uid UID --gid GID --dir DIR\n"
 		"                   --state DIR [--options K=V,...] [--cgroup DIR]\n"
-		"                   [--proc DIR] [--foreground]\n"
+		"                   [--proc DIR] [--cpus LIST] [--foreground]\n"
+		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
 }
 
@@ -312,10 +316,11 @@ int main(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },   { "state", required_argument, NULL, 's' },
 		{ "options", required_argument, NULL, 'o' }, { "cgroup", required_argument, NULL, 'c' },
 		{ "proc", required_argument, NULL, 'p' },  { "foreground", no_argument, NULL, 'f' },
+		{ "cpus", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sampler s = { .proc_root = "/proc" };
-	const char *dir = NULL, *state = NULL, *options = NULL;
+	const char *dir = NULL, *state = NULL, *options = NULL, *cpus = NULL;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 	char err[512], base[512], chosen[600], path[4096], host[256], node_json[600];
@@ -337,6 +342,7 @@ int main(int argc, char **argv)
 		case 'c': s.cgroup = optarg; break;
 		case 'p': s.proc_root = optarg; break;
 		case 'f': break;
+		case 'C': cpus = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -350,6 +356,23 @@ int main(int argc, char **argv)
 	if (lwk_option_parse(&lwk_grammar_syncmon, options, &s.o, err, sizeof(err))) {
 		say("%s", err);
 		return 2;
+	}
+	if (cpus) {
+		/* Keep the sampler's own noise off the application's cores. */
+		struct lwk_cpuset want;
+		cpu_set_t set;
+
+		if (lwk_cpulist_parse(cpus, CPU_SETSIZE, &want) || !lwk_cpuset_count(&want)) {
+			say("--cpus '%s' is not a CPU list", cpus);
+			return 2;
+		}
+		CPU_ZERO(&set);
+		for (int cpu = lwk_cpuset_first(&want); cpu >= 0; cpu = lwk_cpuset_next(&want, cpu))
+			CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			say("cannot run on CPUs %s: %s", cpus, strerror(errno));
+			return 1;
+		}
 	}
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);

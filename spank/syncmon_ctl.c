@@ -191,6 +191,10 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 				argv[i++] = "--cgroup";
 				argv[i++] = a->cgroup;
 			}
+			if (a->cpus) {
+				argv[i++] = "--cpus";
+				argv[i++] = a->cpus;
+			}
 			argv[i] = NULL;
 			execve(a->program, (char *const *)argv, envp);
 		}

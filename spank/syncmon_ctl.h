@@ -28,6 +28,7 @@ struct lwk_syncmon_start {
 	const char *options;	/* canonical --sync-monitor value */
 	const char *cgroup;	/* the job's cgroup directory, or NULL */
 	const char *cgroup_root; /* where cgroupfs is mounted, to step out of the job's */
+	const char *cpus;	/* CPUs to run on (an --lwk job's OS cores), or NULL */
 };
 
 /* <state_root>/<node>/<job>, made if missing.  0 or -1 with a message. */

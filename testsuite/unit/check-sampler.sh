@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lwk-syncmon on its own, outside Slurm: it finds the processes of a job
+# by their environment, ticks on the grid, flushes at flush ticks only,
+# pins itself with --cpus, and writes its footer on SIGTERM.
+# Needs root (it takes the job user's identity); exit 77 otherwise.
+set -u
+bin=${SYNCMON:-./lwk-syncmon}
+fails=0
+ok() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: lwk-syncmon must run as root (it opens its output as the job's user)"
+	exit 77
+fi
+tmp=$(mktemp -d)
+trap 'kill $kids 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/out" "$tmp/state"
+kids=
+for _ in $(seq 20); do
+	SLURM_JOB_ID=4242 SLURMD_NODENAME=tnode sleep 30 &
+	kids="$kids $!"
+done
+SLURM_JOB_ID=4243 SLURMD_NODENAME=tnode sleep 30 & # another job: not counted
+kids="$kids $!"
+"$bin" --job 4242 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" \
+	--options interval=50ms,flush=4,fullscan=10 --cpus 0 &
+mon=$!
+sleep 1.5
+ok "pinned to CPU 0 by --cpus" "grep -q '^Cpus_allowed_list:[[:space:]]*0$' /proc/$mon/status"
+ok "its pid is in the state directory" "[ \"\$(cat $tmp/state/syncmon.pid)\" = $mon ]"
+kill -TERM $mon
+wait $mon
+ok "exits 0 on SIGTERM" "[ $? = 0 ]"
+f=$tmp/out/syncmon-4242-tnode.jsonl
+ok "one file, named by job and node" "[ -f $f ]"
+ok "a header first" "head -1 $f | grep -q '^{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":4242,\"node\":\"tnode\"'"
+ok "a footer last, nothing lost" "tail -1 $f | grep -q '^{\"end\":true,.*\"dropped\":0'"
+samples=$(grep -c '^{"k"' "$f")
+ok "about 30 samples in 1.5 s at 50 ms ($samples)" "[ $samples -ge 20 ] && [ $samples -le 32 ]"
+ok "every sample saw the job's 20 processes and not the other job's" \
+	"! grep '^{\"k\"' $f | grep -vq '\"nprocs\":20,'"
+# ns timestamps exceed a double: check the last 8 digits as text.
+ok "ticks on the 50 ms grid" \
+	"! sed -n 's/^{\"k\":[0-9]*,\"t_ideal_ns\":\([0-9]*\),.*/\1/p' $f | grep -qv '[05]0000000$'"
+ok "flush ticks are exactly those with k % 4 == 0" \
+	"! sed -n 's/^{\"k\":\([0-9]*\),.*\"flush\":\([a-z]*\),.*/\1 \2/p' $f | awk '((\$1 % 4 == 0) != (\$2 == \"true\")) {bad=1} END {exit !bad}'"
+ok "idle processes skipped between full scans" "grep -q '\"full_scan\":false.*\"skipped\":20,' $f"
+ok "the log says where it wrote" "grep -q 'writing $f' $tmp/state/syncmon.log"
+"$bin" --job 4242 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --cpus x >/dev/null 2>&1
+ok "a bad --cpus is refused (exit 2)" "[ $? = 2 ]"
+[ $fails = 0 ]
