@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -209,7 +211,7 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 	uint64_t job_cpu = 0, job_rss = 0, now_ticks;
 	bool new_procs;
 	double busy_pct = 0;
-	char comm[80];
+	char comm[128]; /* 15 bytes, each up to \u00xx, quoted */
 
 	lwk_nodestat_read(&s->ns);
 	if (s->ns.total > s->prev_total)
@@ -298,6 +300,25 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 	return o;
 }
 
+/*
+ * Root writing into the user's file system must not go past the user's
+ * quota or into the blocks reserved for root: drop CAP_SYS_RESOURCE
+ * (the sampler keeps CAP_NET_ADMIN for taskstats, and the rest of root
+ * for its state directory).
+ */
+static int drop_sys_resource(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	data[CAP_SYS_RESOURCE / 32].permitted &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	data[CAP_SYS_RESOURCE / 32].inheritable &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -328,7 +349,7 @@ int main(int argc, char **argv)
 	struct lwk_ticker tick;
 	struct timex tx = { .modes = 0 };
 	int c, out_fd, clock_state;
-	uint64_t samples = 0, flush_cost = 0, start;
+	uint64_t samples = 0, flush_cost = 0, start, last_full = 0;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -398,6 +419,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (drop_sys_resource())
+		say("cannot drop CAP_SYS_RESOURCE: %s", strerror(errno));
 	snprintf(base, sizeof(base), "syncmon-%u-%s", s.job, s.node);
 	out_fd = open_as_user(dir, base, uid, gid, chosen, sizeof(chosen));
 	if (out_fd < 0)
@@ -411,7 +434,10 @@ int main(int argc, char **argv)
 	s.not_job = calloc(LWK_PID_BITS / 64, sizeof(uint64_t)); /* 512 KiB, once */
 	s.fresh = calloc(MAX_PIDS, sizeof(*s.fresh));
 	s.tab = lwk_proctab_new(s.proc_root, MAX_PIDS);
-	s.line_cap = s.o.buffer < 65536 ? 65536 : (size_t)s.o.buffer;
+	/* One sample line: 256 KiB holds ~3000 processes; more are counted
+	 * but not listed.  Not sized by the user's buffer= (memory outside
+	 * the job's allocation). */
+	s.line_cap = 256 * 1024;
 	s.line = malloc(s.line_cap);
 	if (!s.pids || !s.known || !s.not_job || !s.fresh || !s.tab || !s.line ||
 	    lwk_sampbuf_init(&buf, (size_t)s.o.buffer, fd_write, &out_fd) ||
@@ -471,7 +497,11 @@ int main(int argc, char **argv)
 		late = lwk_ticker_fire(&tick, t, &k);
 		cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		flush = lwk_tick_is_flush(k, s.o.flush);
-		full = samples == 0 || k % s.o.fullscan == 0;
+		/* A full scan at least every 10 s whatever fullscan= says: it is
+		 * also how the sampler notices that the job has gone. */
+		full = samples == 0 || k % s.o.fullscan == 0 || t - last_full >= 10000000000ULL;
+		if (full)
+			last_full = t;
 		len = take_sample(&s, k, t_ideal, t, late, flush, full, &cost_at);
 		cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 		/* Write the cost into its place, padded to the same width. */

@@ -14,6 +14,7 @@
 #include "lwk_plugin.h"
 #include "syncmon.h"
 #include "syncmon_ctl.h"
+#include "topology.h"
 
 struct exported {
 	const char *env;
@@ -45,6 +46,42 @@ static void step_name(spank_t sp, char *buf, size_t len)
 		snprintf(buf, len, "%u.%u", job, step);
 }
 
+/* The job's environment is the user's: keep its text out of our logs
+ * unless it is printable. */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * The Linux CPUs of the job on this node, from Slurm's abstract cores,
+ * so the sampler's own cost stays inside the job's allocation.  Empty
+ * when they do not map (a node whose declared topology differs from the
+ * hardware, as on the dev cluster): the sampler then runs unpinned.
+ */
+static void job_cpus(spank_t sp, char *buf, size_t len)
+{
+	char *cores = NULL, err[256];
+	struct lwk_topology *t;
+	struct lwk_cpuset cpus;
+
+	buf[0] = '\0';
+	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores)
+		return;
+	t = lwk_topology_read("/sys", err, sizeof(err));
+	if (!t)
+		return;
+	if (lwk_topology_map_slurm_cores(t, LWK_SOCKET_PACKAGE, cores, &cpus, err, sizeof(err)) == 0 &&
+	    lwk_cpulist_format(&cpus, buf, len) >= len)
+		buf[0] = '\0';
+	else if (buf[0] == '\0')
+		slurm_verbose("lwk: sampler not pinned: %s", err);
+	lwk_topology_free(t);
+}
+
 /*
  * --sync-monitor: the job's first step on this node starts the sampler;
  * later steps find it running (its lock) and do nothing.  A sampler that
@@ -54,6 +91,7 @@ static void start_sampler(spank_t sp, const char *step)
 {
 	struct lwk_syncmon_start a = { 0 };
 	char node[256], submit[4096], dir[5200], options[2048], err[512], cg[4096], cgtext[8192];
+	char cpus[4096];
 	uint32_t job = 0;
 	int rc;
 
@@ -64,7 +102,7 @@ static void start_sampler(spank_t sp, const char *step)
 	if (lwk_req.syncmon.dir[0] == '/') {
 		snprintf(dir, sizeof(dir), "%s", lwk_req.syncmon.dir);
 	} else if (spank_getenv(sp, "SLURM_SUBMIT_DIR", submit, sizeof(submit)) == ESPANK_SUCCESS &&
-		   submit[0] == '/') {
+		   submit[0] == '/' && !has_control(submit)) {
 		if (lwk_req.syncmon.dir[0])
 			snprintf(dir, sizeof(dir), "%s/%s", submit, lwk_req.syncmon.dir);
 		else
@@ -74,7 +112,11 @@ static void start_sampler(spank_t sp, const char *step)
 			    "give dir=/absolute/path", step);
 		return;
 	}
-	lwk_option_format(&lwk_grammar_syncmon, &lwk_req.syncmon, options, sizeof(options));
+	if (lwk_option_format(&lwk_grammar_syncmon, &lwk_req.syncmon, options, sizeof(options)) >=
+	    sizeof(options)) {
+		slurm_error("lwk: step %s: --sync-monitor: the options do not fit", step);
+		return;
+	}
 	/* slurmstepd sits in the job's cgroup when Slurm made one. */
 	{
 		FILE *f = fopen("/proc/self/cgroup", "re");
@@ -92,12 +134,15 @@ static void start_sampler(spank_t sp, const char *step)
 	a.dir = dir;
 	a.options = options;
 	a.cgroup_root = lwk_cfg.cgroup_root;
+	job_cpus(sp, cpus, sizeof(cpus));
+	a.cpus = cpus[0] ? cpus : NULL;
 	rc = lwk_syncmon_start(&a, err, sizeof(err));
 	if (rc < 0)
 		slurm_error("lwk: step %s: --sync-monitor: %s", step, err);
 	else if (rc > 0)
-		slurm_info("lwk: step %s: started the sampler on %s, writing to %s%s%s", step, node,
-			   dir, a.cgroup ? ", job cgroup " : "", a.cgroup ? a.cgroup : "");
+		slurm_info("lwk: step %s: started the sampler on %s, writing to %s%s%s%s%s", step, node,
+			   dir, a.cgroup ? ", job cgroup " : "", a.cgroup ? a.cgroup : "",
+			   a.cpus ? ", on CPUs " : ", unpinned", a.cpus ? a.cpus : "");
 }
 
 int lwk_remote_post_opt(spank_t sp)
@@ -137,7 +182,10 @@ int lwk_remote_user_init(spank_t sp)
 
 		if (!*exports[i].given)
 			continue;
-		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
+		if (lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf)) >= sizeof(buf)) {
+			slurm_error("lwk: %s does not fit in %zu bytes", exports[i].env, sizeof(buf));
+			return -1; /* a cut value would mean something else */
+		}
 		rc = spank_setenv(sp, exports[i].env, buf, 1);
 		if (rc != ESPANK_SUCCESS) {
 			slurm_error("lwk: cannot set %s: %s", exports[i].env, spank_strerror(rc));

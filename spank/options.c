@@ -56,9 +56,9 @@ static int lwk_check(const void *p, char *err, size_t errlen)
 	 * OS cores can never be used and is a sign of a typo. */
 	if (o->deleg_cpu > o->os_cores * 100 * 100) {
 		snprintf(err, errlen,
-			 "lwk: --lwk: deleg_cpu=%llu%% is more than the %llu OS core(s) can give; "
+			 "lwk: --lwk: deleg_cpu=%llu.%02llu%% is more than the %llu OS core(s) can give; "
 			 "deleg_cpu must be at most %llu%% (100%% per OS core, see os=)",
-			 (unsigned long long)(o->deleg_cpu / 100),
+			 (unsigned long long)(o->deleg_cpu / 100), (unsigned long long)(o->deleg_cpu % 100),
 			 (unsigned long long)o->os_cores,
 			 (unsigned long long)(o->os_cores * 100));
 		return -1;
@@ -89,7 +89,8 @@ static const struct lwk_kv_key syncmon_keys[] = {
 	NUM("idle", LWK_KV_PERCENT, struct lwk_syncmon_opts, idle, 0, 100 * 100),
 	NUM("fullscan", LWK_KV_UINT, struct lwk_syncmon_opts, fullscan, 1, 1000000),
 	NUM("flush", LWK_KV_UINT, struct lwk_syncmon_opts, flush, 1, 1000000),
-	NUM("buffer", LWK_KV_SIZE, struct lwk_syncmon_opts, buffer, 64 * KIB, 1 * GIB),
+	/* Root's memory outside the job's allocation: keep it modest. */
+	NUM("buffer", LWK_KV_SIZE, struct lwk_syncmon_opts, buffer, 64 * KIB, 64 * MIB),
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 

@@ -137,6 +137,16 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	if (read_small(path, buf, sizeof(buf), &got))
 		return -1;
+	if (got == sizeof(buf) - 1) {
+		/* Full: the last pid may be cut; drop the partial line rather
+		 * than count another process as the job's. */
+		char *nl = strrchr(buf, '\n');
+
+		if (nl)
+			nl[1] = '\0';
+		else
+			buf[0] = '\0';
+	}
 	for (char *p = buf; *p;) {
 		char *end;
 		long v = strtol(p, &end, 10);
@@ -318,28 +328,31 @@ size_t lwk_json_string(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
 
-#define PUT(c) do { if (o + 1 < len) buf[o] = (c); o++; } while (0)
-	PUT('"');
+	/* A string that does not fit is cut between characters, never in an
+	 * escape, and still closed: the line stays valid JSON. */
+	if (len < 3) {
+		if (len)
+			buf[0] = '\0';
+		return 2;
+	}
+	buf[o++] = '"';
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
+		char esc[8];
+		size_t n;
 
-		if (c == '"' || c == '\\') {
-			PUT('\\');
-			PUT((char)c);
-		} else if (c < 0x20 || c >= 0x7f) {
-			/* Bytes above ASCII as Latin-1: the line stays valid JSON. */
-			char esc[8];
-
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			for (char *e = esc; *e; e++)
-				PUT(*e);
-		} else {
-			PUT((char)c);
-		}
+		if (c == '"' || c == '\\')
+			n = (size_t)snprintf(esc, sizeof(esc), "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f) /* bytes above ASCII as Latin-1 */
+			n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c);
+		else
+			n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
+		if (o + n + 2 > len)
+			break;
+		memcpy(buf + o, esc, n);
+		o += n;
 	}
-	PUT('"');
-#undef PUT
-	if (len)
-		buf[o < len ? o : len - 1] = '\0';
+	buf[o++] = '"';
+	buf[o] = '\0';
 	return o;
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE /* dup3, fexecve */
 #include "syncmon_ctl.h"
 
 #include "syncmon.h"
@@ -55,19 +56,26 @@ int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *
 	return 0;
 }
 
-static int program_is_safe(const char *program, char *err, size_t errlen)
+/*
+ * Open the sampler and check the file that was opened (not its name,
+ * which could change before exec): root will run it, so it must be
+ * root's and only root's to change.  Returns the fd, to fexecve().
+ */
+static int open_program(const char *program, char *err, size_t errlen)
 {
 	struct stat st;
+	int fd = program[0] == '/' ? open(program, O_RDONLY | O_CLOEXEC) : -1;
 
-	/* Root will exec it: it must be root's and only root's to change. */
-	if (program[0] != '/' || stat(program, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & 022) || !(st.st_mode & 0100)) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(err, errlen,
 			 "lwk: sampler %s is missing, or not a root-owned executable that only "
 			 "root can write (plugstack.conf syncmon=)", program);
 		return -1;
 	}
-	return 0;
+	return fd;
 }
 
 /* The decimal digits of v, without stdio (used between fork and exec). */
@@ -89,21 +97,23 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 {
 	char state[4096], lock[4200], opt_job[16], opt_uid[16], opt_gid[16];
 	static char escape[LWK_ESCAPE_MAX][512];
-	int lock_fd, nescape = 0;
+	int lock_fd, prog_fd, nescape = 0;
 	pid_t child;
 	int status;
 
-	if (program_is_safe(a->program, err, errlen) ||
-	    lwk_state_dir(a->state_root, a->node, a->job, state, sizeof(state), err, errlen))
+	if (lwk_state_dir(a->state_root, a->node, a->job, state, sizeof(state), err, errlen) ||
+	    (prog_fd = open_program(a->program, err, errlen)) < 0)
 		return -1;
 	snprintf(lock, sizeof(lock), "%s/syncmon.lock", state);
 	lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock_fd < 0) {
 		snprintf(err, errlen, "lwk: cannot open %s: %s", lock, strerror(errno));
+		close(prog_fd);
 		return -1;
 	}
 	if (flock(lock_fd, LOCK_EX | LOCK_NB)) {
 		close(lock_fd);
+		close(prog_fd);
 		if (errno == EWOULDBLOCK)
 			return 0; /* this job's sampler already runs on this node */
 		snprintf(err, errlen, "lwk: cannot lock %s: %s", lock, strerror(errno));
@@ -130,6 +140,7 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 	if (child < 0) {
 		snprintf(err, errlen, "lwk: cannot fork the sampler: %s", strerror(errno));
 		close(lock_fd);
+		close(prog_fd);
 		return -1;
 	}
 	if (child == 0) {
@@ -149,10 +160,15 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		/* fd 3 is the locked file, held for the sampler's life. */
-		if (dup2(lock_fd, 3) < 0)
+		/* fd 3: the locked file, held for the sampler's life (no
+		 * close-on-exec, even when lock_fd was 3 already); fd 4: the
+		 * checked program, for fexecve.  The program fd first moves out
+		 * of the way so that placing the lock cannot clobber it. */
+		prog_fd = fcntl(prog_fd, F_DUPFD_CLOEXEC, 10);
+		if (prog_fd < 0 || dup2(lock_fd, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 ||
+		    dup3(prog_fd, 4, O_CLOEXEC) < 0)
 			_exit(127);
-		closefrom(4);
+		closefrom(5);
 		/* Only async-signal-safe calls from here on (this was a
 		 * multi-threaded slurmstepd): open, write, close, execve. */
 		for (int i = 0; i < nescape; i++) {
@@ -196,11 +212,12 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 				argv[i++] = a->cpus;
 			}
 			argv[i] = NULL;
-			execve(a->program, (char *const *)argv, envp);
+			fexecve(4, (char *const *)argv, envp);
 		}
 		_exit(127);
 	}
 	close(lock_fd); /* the sampler keeps the lock through its own fd */
+	close(prog_fd);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	return 1;

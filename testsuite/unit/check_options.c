@@ -85,6 +85,7 @@ START_TEST(lwk_refusals)
 	refuse(&lwk_grammar_lwk, "deleg_cpu=0.5", "deleg_cpu", "percentage");
 	refuse(&lwk_grammar_lwk, "deleg_cpu=1.234", "deleg_cpu", "percentage");
 	refuse(&lwk_grammar_lwk, "deleg_cpu=250", "deleg_cpu", "at most 100%");
+	refuse(&lwk_grammar_lwk, "deleg_cpu=100.5", "deleg_cpu=100.50%", "at most 100%");
 	refuse(&lwk_grammar_lwk, "cores=2", "unknown key 'cores'", "os, mem, numa");
 	refuse(&lwk_grammar_lwk, "os", "'os' is not key=value", "allowed keys");
 	refuse(&lwk_grammar_lwk, "os=1,os=2", "os", "given twice");
@@ -142,7 +143,8 @@ START_TEST(syncmon_refusals)
 	refuse(&lwk_grammar_syncmon, "idle=101", "idle", "from 0% to 100%");
 	refuse(&lwk_grammar_syncmon, "flush=0", "flush", "from 1 to");
 	refuse(&lwk_grammar_syncmon, "fullscan=0", "fullscan", "from 1 to");
-	refuse(&lwk_grammar_syncmon, "buffer=1K", "buffer", "from 64K to 1G");
+	refuse(&lwk_grammar_syncmon, "buffer=1K", "buffer", "from 64K to 64M");
+	refuse(&lwk_grammar_syncmon, "buffer=65M", "buffer", "from 64K to 64M");
 	refuse(&lwk_grammar_syncmon, "dir=/tmp/a\nb", "dir", "control characters");
 	refuse(&lwk_grammar_syncmon, "dir=\x1b[31m", "dir", "control characters");
 }
