@@ -84,12 +84,17 @@ function M.describe(opts)
   return table.concat(parts, " ")
 end
 
--- A number field, or nil when unset: nil, not a number, or one of
--- Slurm's sentinels NO_VAL16/INFINITE16 (65534/65535) and
--- NO_VAL/INFINITE (4294967294/4294967295).
-local function num(v)
+-- Fields Slurm keeps in 16 bits: their unset values are NO_VAL16 and
+-- INFINITE16 (65534/65535); in 32-bit fields those are real numbers.
+local FIELD16 = { cpus_per_task = true, ntasks_per_node = true, ntasks_per_socket = true,
+                  threads_per_core = true, sockets_per_node = true, pn_min_cpus = true,
+                  cores_per_socket = true, shared = true }
+
+-- A number field, or nil when unset: nil, not a number, or Slurm's
+-- sentinel for the field's width (NO_VAL/INFINITE = 4294967294/5).
+local function num(v, field)
   v = tonumber(v)
-  if v == nil or v == 65534 or v == 65535 or v >= M.NO_VAL then
+  if v == nil or v >= M.NO_VAL or (FIELD16[field] and (v == 65534 or v == 65535)) then
     return nil
   end
   return v
@@ -275,14 +280,14 @@ end
 -- What a job needs, and the change that puts it on whole dies.
 local function round_to_dies(nt, where, job_desc, set, notes)
   local dc, nc = nt.die_cpus, nt.node_cpus
-  local per_task = num(job_desc.cpus_per_task) or 1
-  local tasks = num(job_desc.num_tasks)
-  local per_node_tasks = num(job_desc.ntasks_per_node)
-  local min_cpus = num(job_desc.min_cpus)
-  local pn_min = num(job_desc.pn_min_cpus)
-  local tpc = num(job_desc.threads_per_core)
-  local spn = num(job_desc.sockets_per_node)
-  local max_nodes = num(job_desc.max_nodes)
+  local per_task = num(job_desc.cpus_per_task, "cpus_per_task") or 1
+  local tasks = num(job_desc.num_tasks, "num_tasks")
+  local per_node_tasks = num(job_desc.ntasks_per_node, "ntasks_per_node")
+  local min_cpus = num(job_desc.min_cpus, "min_cpus")
+  local pn_min = num(job_desc.pn_min_cpus, "pn_min_cpus")
+  local tpc = num(job_desc.threads_per_core, "threads_per_core")
+  local spn = num(job_desc.sockets_per_node, "sockets_per_node")
+  local max_nodes = num(job_desc.max_nodes, "max_nodes")
 
   if tpc and tpc > nt.ThreadsPerCore then
     return refuse("die placement",
@@ -313,7 +318,7 @@ local function round_to_dies(nt, where, job_desc, set, notes)
   end
   -- Pack tasks onto the fewest dies: Slurm's CR_Socket otherwise spreads
   -- a job's tasks over sockets and hands it more dies than it asked for.
-  local per_socket = num(job_desc.ntasks_per_socket)
+  local per_socket = num(job_desc.ntasks_per_socket, "ntasks_per_socket")
   local fit = math.floor(dc / per_task)
   if per_socket and fit >= 1 and per_socket > fit then
     return refuse("die placement",
@@ -365,9 +370,11 @@ function M.plan(job_desc, opts, cfg, part_list, cfg_error)
     if #cfg.cosched == 0 then
       return refuse("--contention-aware", "no co-scheduling partition is configured on this cluster; contact your administrator")
     end
-    local ok = false
+    -- Every partition the job may run in must co-schedule: in a list,
+    -- Slurm may start it in any of them.
+    local ok = #partitions > 0
     for _, p in ipairs(partitions) do
-      if cfg.partitions[p] and cfg.partitions[p].CoSchedule then ok = true end
+      if not (cfg.partitions[p] and cfg.partitions[p].CoSchedule) then ok = false end
     end
     if not ok then
       if explicit then
@@ -395,7 +402,7 @@ function M.plan(job_desc, opts, cfg, part_list, cfg_error)
                           or "use a partition that is not co-scheduled")
       end
     end
-    if num(job_desc.shared) ~= 0 then
+    if num(job_desc.shared, "shared") ~= 0 then
       result.set.shared = 0 -- exclusive: whole nodes
       result.notes[#result.notes + 1] = "whole nodes"
     end
@@ -481,29 +488,33 @@ local function apply(job_desc, part_list, uid, what)
 end
 
 -- Would this job be touched by the policy?  Used only after an internal
--- error, so it must not fail itself.
-local function in_scope(job_desc)
+-- error, so it must not fail itself: when in doubt, it is in scope.
+-- Decided as plan() decides: explicit or default partition, or a feature.
+local function in_scope(job_desc, part_list)
   local ok, opts = pcall(M.options, job_desc)
   if not ok or next(opts) ~= nil then return true end
   local cfg = cache.cfg
   if not cfg then return false end
   local ok2, inside = pcall(function()
-    for _, p in ipairs(split(job_desc.partition or "", ",")) do
-      if cfg.partitions[p] and cfg.partitions[p].DieGranular then return true end
+    local partitions = job_desc.partition and split(job_desc.partition, ",") or {}
+    if #partitions == 0 then
+      local def = default_partition(part_list)
+      if def then partitions = { def } end
     end
-    return false
+    local nt, why = governing(cfg, partitions, job_desc)
+    return nt ~= nil or why ~= nil
   end)
   return (not ok2) or inside
 end
 
 -- Run f; an internal error fails only jobs in the policy's scope.
-function M.guard(f, job_desc, ...)
-  local ok, rc = pcall(f, job_desc, ...)
+function M.guard(f, job_desc, part_list, ...)
+  local ok, rc = pcall(f, job_desc, part_list, ...)
   if ok then
     return rc
   end
   slurm.log_error("lwk: job_submit.lua internal error: %s", tostring(rc))
-  if in_scope(job_desc) then
+  if in_scope(job_desc, part_list) then
     slurm.log_user("lwk: the site's job_submit.lua policy failed on this job (%s); " ..
                    "the job was not submitted, contact your administrator", tostring(rc))
     return slurm.ERROR
@@ -518,20 +529,20 @@ end
 -- scontrol update of a pending job: job_desc holds only what changes;
 -- the rest (partition, options) comes from the job record.
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-  return M.guard(function(jd)
-    if not (num(jd.min_cpus) or num(jd.num_tasks) or num(jd.cpus_per_task)
-            or num(jd.pn_min_cpus) or jd.partition) then
+  return M.guard(function(jd, parts)
+    if not (num(jd.min_cpus, "min_cpus") or num(jd.num_tasks, "num_tasks") or num(jd.cpus_per_task, "cpus_per_task")
+            or num(jd.pn_min_cpus, "pn_min_cpus") or jd.partition) then
       return slurm.SUCCESS
     end
     local view = setmetatable({}, { __index = function(_, k)
       local v = jd[k]
-      if v == nil or (type(v) == "number" and num(v) == nil) then
+      if v == nil or (type(v) == "number" and num(v, k) == nil) then
         v = job_rec and job_rec[k]
       end
       return v
     end })
     local cfg, cfg_error = M.config()
-    local p = M.plan(view, {}, cfg, part_list, cfg_error)
+    local p = M.plan(view, {}, cfg, parts, cfg_error)
     if p.reject then
       slurm.log_user("%s", p.reject)
       return slurm.ERROR
@@ -543,7 +554,7 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       slurm.log_info("lwk: job_modify: uid %s: [%s]", tostring(modify_uid), table.concat(p.notes, "; "))
     end
     return slurm.SUCCESS
-  end, job_desc)
+  end, job_desc, part_list)
 end
 
 return M

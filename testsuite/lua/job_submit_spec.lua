@@ -174,6 +174,11 @@ describe("die placement", function()
     assert.are.equal(48, plan({ partition = "batch", num_tasks = 43 }).set.min_cpus)
   end)
 
+  it("treats 65534 as a number in 32-bit fields", function()
+    local p = plan({ partition = "batch", num_tasks = 65534, max_nodes = NO_VAL })
+    assert.are.equal(65538, p.set.min_cpus)
+  end)
+
   it("treats Slurm's sentinels as unset", function()
     local p = plan({ partition = "batch", num_tasks = NO_VAL, cpus_per_task = NO_VAL16,
                      min_cpus = NO_VAL, ntasks_per_node = NO_VAL16, pn_min_cpus = NO_VAL16,
@@ -262,6 +267,9 @@ describe("plugin options", function()
     local p = plan({ partition = "batch" }, { opt("contention_aware") })
     assert.truthy(p.reject:find("lwk: --contention-aware: partition batch does not co-schedule jobs by dies; use --partition=cosched", 1, true), p.reject)
     assert.is_nil(plan({ partition = "cosched" }, { opt("contention_aware") }).reject)
+    -- In a list, Slurm may start it in any partition: all must co-schedule.
+    p = plan({ partition = "batch,cosched" }, { opt("contention_aware") })
+    assert.truthy(p.reject and p.reject:find("partition batch,cosched does not co-schedule", 1, true), p.reject)
   end)
 
   it("refuses --contention-aware when no partition co-schedules", function()
@@ -383,17 +391,23 @@ describe("internal errors", function()
 
   it("reject a job that asked for the plugin, telling the user", function()
     local job = fake.job({ opt("lwk") })
-    assert.are.equal(slurm.ERROR, M.guard(boom, job))
+    assert.are.equal(slurm.ERROR, M.guard(boom, job, PARTS))
     assert.truthy(fake.user[1]:find("^lwk: the site's job_submit.lua policy failed"))
   end)
 
   it("reject a job in a die-granular partition", function()
-    assert.are.equal(slurm.ERROR, M.guard(boom, fake.job({}, { partition = "batch" })))
+    assert.are.equal(slurm.ERROR, M.guard(boom, fake.job({}, { partition = "batch" }), PARTS))
+  end)
+
+  it("reject a job that lands in a die-granular default partition, or asks a die feature", function()
+    local parts = { batch = { flag_default = 1 } }
+    assert.are.equal(slurm.ERROR, M.guard(boom, fake.job({}), parts))
+    assert.are.equal(slurm.ERROR, M.guard(boom, fake.job({}, { features = "dies" }), PARTS))
   end)
 
   it("never block a job outside the policy", function()
-    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({ "FOO=bar" }, { partition = "plain" })))
-    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({})))
+    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({ "FOO=bar" }, { partition = "plain" }), PARTS))
+    assert.are.equal(slurm.SUCCESS, M.guard(boom, fake.job({}), PARTS))
     assert.are.equal(0, #fake.user)
     assert.truthy(fake.logs[1]:find("internal error"))
   end)
