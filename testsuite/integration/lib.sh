@@ -13,6 +13,13 @@
 #   LWK_NODES       the number of nodes
 #   LWK_WORK        a scratch directory for job output
 
+# defer CMD...: run CMD after this test, whatever its outcome (restore a
+# config file, cancel a job).  The runner runs them in reverse order.
+defer() {
+	printf '%q ' "$@" >>"$LWK_WORK/.defer"
+	printf '\n' >>"$LWK_WORK/.defer"
+}
+
 fail() {
 	echo "    $*" >&2
 	exit 1

@@ -34,6 +34,7 @@ with_plugstack() {
 	local args=$1 conf=$LWK_DEV_DIR/plugstack.conf rc=0
 	shift
 	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf" # even if "$@" fails the test
 	sed -i "1s|\$| $args|" "$conf"
 	"$@" || rc=$?
 	cp "$LWK_WORK/plugstack.orig" "$conf"
@@ -66,6 +67,8 @@ test_on_error_drain_node_drains_on_a_forged_value() {
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the step has run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	defer scontrol update nodename=node3 state=resume
 	sed -i '1s|$| on_error=drain_node|' "$conf"
 	jid=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=backend=none \
 		sbatch --parsable -N1 -w node3 -o /dev/null --no-requeue --wrap true) || {

@@ -39,7 +39,9 @@ test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	node=$(sinfo -h -N -p dies -t idle -o %N | head -1)
 	[ -n "$node" ] || skip "no idle node in partition dies"
 	a=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	defer scancel "$a"
 	b=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
+	defer scancel "$b"
 	wait_running "$a"
 	wait_running "$b"
 	ca=$(field "$a" CPU_IDs)
@@ -80,6 +82,7 @@ test_lwk_jobs_get_whole_nodes() {
 	need_policy_partitions
 	local jid
 	jid=$(sbatch --parsable -N1 -n1 --lwk -o /dev/null --wrap 'sleep 20') || fail "sbatch failed"
+	defer scancel "$jid"
 	wait_running "$jid"
 	[ "$(field "$jid" OverSubscribe)" = NO ] || fail "OverSubscribe=$(field "$jid" OverSubscribe)"
 	[ "$(field "$jid" NumCPUs)" = 4 ] || fail "NumCPUs=$(field "$jid" NumCPUs), expected the whole node (4)"
@@ -113,6 +116,7 @@ test_a_broken_site_config_refuses_only_plugin_jobs_until_fixed() {
 	need_policy_partitions
 	local conf=$LWK_DEV_DIR/lwk_policy.conf jid before after
 	cp "$conf" "$LWK_WORK/policy.orig"
+	defer cp "$LWK_WORK/policy.orig" "$conf"
 	echo "NodeType=broken Dies=two CoresPerDie=2" >>"$conf"
 	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line 6: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
 	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true

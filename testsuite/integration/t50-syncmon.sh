@@ -28,7 +28,7 @@ as_user() {
 
 test_three_nodes_write_three_files_with_aligned_ticks() {
 	[ "$LWK_NODES" -ge 3 ] || skip "needs 3 nodes, the cluster has $LWK_NODES"
-	local dir=$LWK_WORK/sm-aligned jid n spread max=0 f
+	local dir=$LWK_WORK/sm-aligned jid n spread max=0 f common=0
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N3 -o /dev/null --sync-monitor=interval=100ms,flush=5,dir="$dir" \
 		--wrap 'srun -N3 sleep 3') || fail "sbatch failed"
@@ -48,6 +48,7 @@ test_three_nodes_write_three_files_with_aligned_ticks() {
 	# flush decision; actual sample times within 50 ms of each other.
 	while read -r k ideal tmin tmax flushes ideals nodes; do
 		[ "$nodes" = 3 ] || continue
+		common=$((common + 1))
 		[ "$ideals" = 1 ] || fail "tick $k has different ideal times on different nodes"
 		[ $((ideal % 100000000)) = 0 ] || fail "tick $k at $ideal is off the 100 ms grid"
 		[ "$flushes" = 1 ] || fail "tick $k is a flush tick on some nodes only"
@@ -57,7 +58,9 @@ test_three_nodes_write_three_files_with_aligned_ticks() {
 		if ($3 > hi[$1]) hi[$1]=$3; fl[$1 " " $4]=1; ideal[$1 " " $2]=1 }
 		END { for (k in n) { f=0; i=0; for (x in fl) if (index(x, k " ") == 1) f++;
 		for (x in ideal) if (index(x, k " ") == 1) i++; print k, id[k], lo[k], hi[k], f, i, n[k] } }')
-	echo "measure: largest spread of one tick's sample times across 3 nodes: $((max / 1000)) us"
+	# Nodes that disagree on tick numbers would share none: that must fail.
+	[ $common -ge 10 ] || fail "only $common ticks are common to the 3 nodes"
+	echo "measure: $common ticks common to 3 nodes; largest spread of one tick's sample times across 3 nodes: $((max / 1000)) us"
 	[ $max -le 50000000 ] || fail "tick sample times differ by $((max / 1000000)) ms across nodes (bound 50 ms)"
 }
 
@@ -79,6 +82,7 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N1 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" --wrap 'sleep 60') ||
 		fail "sbatch failed"
+	defer scancel "$jid"
 	for ((i = 0; i < 40; i++)); do
 		sampler_running "$jid" && break
 		sleep 0.25
@@ -105,6 +109,7 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	dir=$LWK_WORK/sm-user
 	mkdir -p "$dir" && chown "$user" "$dir"
 	echo untouched >"$victim"
+	defer rm -f "$victim"
 	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -H -N1 -w node1 -o /dev/null \
 		--sync-monitor=interval=50ms --wrap 'sleep 1') || { rm -f "$victim"; fail "sbatch as $user failed"; }
 	# The user plants a link where the sampler's file will go.
@@ -123,6 +128,7 @@ test_a_directory_the_user_cannot_write_gets_nothing() {
 	local user jid private=/root/lwk-private-$$
 	user=$(make_test_user)
 	mkdir -m 700 "$private"
+	defer rm -rf "$private"
 	jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w node2 -o /dev/null \
 		--sync-monitor=interval=50ms,dir="$private" --wrap 'sleep 1') || { rmdir "$private"; fail "sbatch failed"; }
 	wait_job "$jid"
