@@ -43,12 +43,14 @@ static ssize_t read_text(char *buf, size_t len, const char *root, const char *fm
 	return total;
 }
 
-static int read_int(const char *root, int *out, const char *fmt, int a)
+/* The package id of cpu (the one integer file topology reads). */
+static int read_package(const char *root, int *out, int cpu)
 {
 	char buf[64], *end;
 	long v;
 
-	if (read_text(buf, sizeof(buf), root, fmt, a) <= 0)
+	if (read_text(buf, sizeof(buf), root, "devices/system/cpu/cpu%d/topology/physical_package_id",
+		      cpu) <= 0)
 		return -1;
 	errno = 0;
 	v = strtol(buf, &end, 10);
@@ -190,7 +192,7 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 
 		p->cpu = c;
 		p->core = p->die = p->numa = -1;
-		if (read_int(root, &p->package, "devices/system/cpu/cpu%d/topology/physical_package_id", c) ||
+		if (read_package(root, &p->package, c) ||
 		    p->package < 0)
 			p->package = 0;
 		if (read_list(root, &siblings[i], "devices/system/cpu/cpu%d/topology/thread_siblings_list", c) &&
@@ -425,7 +427,7 @@ int lwk_topology_map_slurm_cores(const struct lwk_topology *t, enum lwk_slurm_so
 				 char *err, size_t errlen)
 {
 	struct lwk_cpuset abstract;
-	unsigned *order, nsockets, maxc;
+	unsigned *order, *first, nsockets, cps;
 	int a;
 
 	lwk_cpuset_zero(cpus);
@@ -435,23 +437,38 @@ int lwk_topology_map_slurm_cores(const struct lwk_topology *t, enum lwk_slurm_so
 		return -1;
 	}
 	order = calloc(t->ncores ? t->ncores : 1, sizeof(*order));
-	if (!order) {
+	first = calloc(t->ncores + 1, sizeof(*first));
+	if (!order || !first) {
+		free(order);
+		free(first);
 		fail(err, errlen, "lwk: out of memory");
 		return -1;
 	}
-	slurm_order(t, kind, order, &nsockets, &maxc);
+	slurm_order(t, kind, order, &nsockets, &cps);
+	/* Where each socket's cores start in order[]. */
+	for (unsigned c = 0, s = 0; c < t->ncores; c++)
+		if (c == 0 || socket_key(t, kind, order[c]) != socket_key(t, kind, order[c - 1]))
+			first[s++] = c;
+	first[nsockets] = t->ncores;
+	/* Slurm numbers core c of socket s as s * CoresPerSocket + c, with
+	 * CoresPerSocket the largest socket: a smaller socket (offline CPUs)
+	 * leaves holes, never a shift. */
 	for (a = lwk_cpuset_first(&abstract); a >= 0; a = lwk_cpuset_next(&abstract, a)) {
-		if ((unsigned)a >= t->ncores) {
+		unsigned s = cps ? (unsigned)a / cps : 0, c = cps ? (unsigned)a % cps : 0;
+
+		if (s >= nsockets || first[s] + c >= first[s + 1]) {
 			fail(err, errlen,
-			     "lwk: Slurm allocated core %d but this node has %u cores: "
-			     "the node's declared topology differs from the hardware",
-			     a, t->ncores);
+			     "lwk: Slurm allocated core %d (socket %u, core %u) but this node has "
+			     "%u sockets of at most %u cores there: the node's declared topology "
+			     "differs from the hardware", a, s, c, nsockets, cps);
 			free(order);
+			free(first);
 			lwk_cpuset_zero(cpus);
 			return -1;
 		}
-		lwk_cpuset_or(cpus, &t->cores[order[a]].cpus);
+		lwk_cpuset_or(cpus, &t->cores[order[first[s] + c]].cpus);
 	}
 	free(order);
+	free(first);
 	return 0;
 }

@@ -163,6 +163,36 @@ START_TEST(guest8)
 }
 END_TEST
 
+/* A socket with an offline CPU: Slurm's numbering keeps its holes. */
+START_TEST(uneven_sockets_keep_slurm_numbering)
+{
+	const char *dir = getenv("FIXTURES");
+	char cmd[1024], root[512];
+	struct lwk_topology *t;
+
+	snprintf(root, sizeof(root), "%s/opteron6172-cpu5-off", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r %s/opteron6172 %s && echo 0-4,6-47 > %s/devices/system/cpu/online",
+		 root, dir, root, root);
+	ck_assert_int_eq(system(cmd), 0);
+	t = lwk_topology_read(root, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	/* l3cache sockets: 8 of 6 cores, the first with 5. Core 6 is
+	 * socket 1's first core, CPU 6; core 5 does not exist. */
+	assert_map(t, LWK_SOCKET_L3CACHE, "6", "6");
+	assert_map(t, LWK_SOCKET_L3CACHE, "47", "47");
+	assert_map(t, LWK_SOCKET_L3CACHE, "0-4", "0-4");
+	{
+		struct lwk_cpuset cpus;
+
+		ck_assert_int_eq(lwk_topology_map_slurm_cores(t, LWK_SOCKET_L3CACHE, "5", &cpus, err,
+							      sizeof(err)), -1);
+	}
+	lwk_topology_free(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Abstract indices past the hardware never map to a CPU. */
 START_TEST(map_refuses_foreign_cores)
 {
@@ -213,6 +243,7 @@ Suite *topology_suite(void)
 	tcase_add_test(tc, vm2);
 	tcase_add_test(tc, guest8);
 	tcase_add_test(tc, map_refuses_foreign_cores);
+	tcase_add_test(tc, uneven_sockets_keep_slurm_numbering);
 	tcase_add_test(tc, missing_root);
 	tcase_add_test(tc, this_machine);
 	suite_add_tcase(s, tc);
