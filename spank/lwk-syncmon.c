@@ -158,8 +158,7 @@ struct sampler {
 	uint64_t *not_job;	  /* pids seen not to be the job's (no cgroup) */
 	pid_t *fresh;		  /* this tick's list, compared with pids */
 	long clk_tck, page_kb;
-	int empty_scans;
-	bool seen_any;
+	uint64_t empty_since; /* first full scan that found no job process; 0: some */
 	char *line;
 	size_t line_cap;
 };
@@ -291,8 +290,9 @@ static size_t take_sample(struct sampler *s, uint64_t k, uint64_t t_ideal, uint6
 	    s->npids, (unsigned long long)job_cpu, (unsigned long long)job_rss);
 	/* Entries stop 256 bytes short of the end, so the tail fits. */
 	if (s->npids)
-		s->seen_any = true;
-	s->empty_scans = s->npids ? 0 : s->empty_scans + (full ? 1 : 0);
+		s->empty_since = 0;
+	else if (full && !s->empty_since)
+		s->empty_since = t;
 	if (o >= s->line_cap) { /* never expected: keep it one line */
 		o = s->line_cap - 1;
 		s->line[o - 1] = '\n';
@@ -324,8 +324,11 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lwk-syncmon --job ID --node NAME --uid UID --gid GID --dir DIR\n"
 		"                   --state DIR [--options K=V,...] [--cgroup DIR]\n"
-		"                   [--proc DIR] [--cpus LIST] [--foreground]\n"
+		"                   [--proc DIR] [--cpus LIST] [--orphan-after SECONDS]\n"
+		"                   [--foreground]\n"
 		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
+		"  --orphan-after SECONDS  stop when the job has had no process here\n"
+		"               this long (default 300; the job epilog stops it first)\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
 }
 
@@ -338,6 +341,7 @@ int main(int argc, char **argv)
 		{ "options", required_argument, NULL, 'o' }, { "cgroup", required_argument, NULL, 'c' },
 		{ "proc", required_argument, NULL, 'p' },  { "foreground", no_argument, NULL, 'f' },
 		{ "cpus", required_argument, NULL, 'C' },
+		{ "orphan-after", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sampler s = { .proc_root = "/proc" };
@@ -349,7 +353,7 @@ int main(int argc, char **argv)
 	struct lwk_ticker tick;
 	struct timex tx = { .modes = 0 };
 	int c, out_fd, clock_state;
-	uint64_t samples = 0, flush_cost = 0, start, last_full = 0;
+	uint64_t samples = 0, flush_cost = 0, start, last_full = 0, orphan_after = 300;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -364,10 +368,11 @@ int main(int argc, char **argv)
 		case 'p': s.proc_root = optarg; break;
 		case 'f': break;
 		case 'C': cpus = optarg; break;
+		case 'O': orphan_after = strtoull(optarg, NULL, 10); break;
 		default: usage(); return 2;
 		}
 	}
-	if (!s.job || !s.node || uid == (uid_t)-1 || gid == (gid_t)-1 || !dir || !state ||
+	if (!s.job || !s.node || !orphan_after || orphan_after > 86400 || uid == (uid_t)-1 || gid == (gid_t)-1 || !dir || !state ||
 	    dir[0] != '/') {
 		usage();
 		return 2;
@@ -512,11 +517,14 @@ int main(int argc, char **argv)
 			say("write failed: %s", strerror(errno));
 		flush_cost += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 		samples++;
-		/* The job left this node: three full scans found nothing, after
-		 * it had processes (or, if it never had, after a minute). */
-		if (s.empty_scans >= 3 &&
-		    (s.seen_any || now_ns(CLOCK_REALTIME) - start > 60000000000ULL)) {
-			say("job %u has no process left on %s: stopping", s.job, s.node);
+		/* The job epilog stops the sampler.  This is the safety net for
+		 * a job whose epilog never runs here (slurmd killed): no job
+		 * process on the node for --orphan-after seconds.  It must be
+		 * long: between two steps of a job whose batch script runs on
+		 * another node, this node has no job process at all. */
+		if (s.empty_since && t - s.empty_since >= orphan_after * 1000000000ULL) {
+			say("job %u has had no process on %s for %llu s: stopping", s.job, s.node,
+			    (unsigned long long)orphan_after);
 			break;
 		}
 	}

@@ -89,3 +89,50 @@ all_nodes_usable() {
 	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp)$' || true)
 	[ -z "$bad" ] || fail "nodes not usable: $bad"
 }
+
+# Where the plugin keeps its per-job state on each node: the dev
+# cluster's plugstack.conf sets state_dir; the guests use the default.
+if [ -n "${LWK_GUEST_SHARE:-}" ]; then
+	LWK_STATE_DIR=/run/slurm-lwk
+else
+	LWK_STATE_DIR=${LWK_DEV_DIR:+$LWK_DEV_DIR/lwkstate}
+fi
+
+# on_node NODE CMD...: run CMD as root on NODE and print its output.
+# Every node of the host's dev cluster is this machine; a guest runs it
+# through its command inbox in the shared directory (scripts/vm/guest-init).
+on_node() {
+	local node=$1 name i rc
+	shift
+	if [ -z "${LWK_GUEST_SHARE:-}" ] || [ "$node" = "$(hostname -s)" ]; then
+		"$@"
+		return
+	fi
+	name=$LWK_GUEST_SHARE/cmd/$node/test-$$-$RANDOM
+	printf '%q ' "$@" >"$name.tmp"
+	echo >>"$name.tmp"
+	mv "$name.tmp" "$name.cmd"
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$name.rc" ] && break
+		sleep 0.1
+	done
+	[ -e "$name.rc" ] || fail "$node did not run '$*' within 60 s"
+	cat "$name.out"
+	rc=$(cat "$name.rc")
+	rm -f "$name".*
+	return "$rc"
+}
+
+# on_each_node CMD...: CMD on every node (once on the host's dev cluster);
+# succeeds when it succeeded on some node.
+on_each_node() {
+	local node any=1
+	if [ -z "${LWK_GUEST_SHARE:-}" ]; then
+		"$@"
+		return
+	fi
+	for node in $(sinfo -h -N -o '%N' | sort -u); do
+		on_node "$node" "$@" && any=0
+	done
+	return $any
+}

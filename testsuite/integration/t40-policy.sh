@@ -1,9 +1,19 @@
 # shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The die placement policy (job_submit.lua + lwk_policy.conf) in the real
-# slurmctld.  On the private cluster each node declares 2 sockets x 2
-# cores and each socket is a die; partition "dies" is die-granular
+# slurmctld.  Each declared socket is a die (2 x 2 cores on the host's
+# dev nodes, 4 x 2 on the guests); partition "dies" is die-granular
 # (CR_Socket), "cosched" co-schedules, "debug" is outside the policy.
+
+# The first node's declared geometry: dies (Slurm sockets), CPUs per die.
+geometry() {
+	local line
+	line=$(scontrol show node "$(sinfo -h -N -o %N | head -1)")
+	dies=$(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2)
+	die_cpus=$(($(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2) *
+		$(grep -oE 'ThreadsPerCore=[0-9]+' <<<"$line" | cut -d= -f2)))
+	node_cpus=$((dies * die_cpus))
+}
 
 need_policy_partitions() {
 	scontrol show partition dies >/dev/null 2>&1 && scontrol show partition cosched >/dev/null 2>&1 ||
@@ -27,15 +37,18 @@ wait_running() {
 test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
 	need_policy_partitions
 	local jid
+	geometry
 	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
-	[ "$(field "$jid" NumCPUs)" = 2 ] || fail "NumCPUs=$(field "$jid" NumCPUs), expected one die (2)"
+	[ "$(field "$jid" NumCPUs)" = $die_cpus ] ||
+		fail "NumCPUs=$(field "$jid" NumCPUs), expected one die ($die_cpus)"
 	scancel "$jid"
 }
 
 test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	need_private
 	need_policy_partitions
-	local a b ca cb node
+	local a b ca cb node d whole='' sep=''
+	geometry
 	node=$(sinfo -h -N -p dies -t idle -o %N | head -1)
 	[ -n "$node" ] || skip "no idle node in partition dies"
 	a=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
@@ -47,21 +60,26 @@ test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	ca=$(field "$a" CPU_IDs)
 	cb=$(field "$b" CPU_IDs)
 	scancel "$a" "$b"
-	# A die is abstract CPUs 0-1 or 2-3 on the dev nodes.
-	[[ $ca =~ ^(0-1|2-3)$ ]] || fail "job $a got CPUs '$ca', not one whole die"
-	[[ $cb =~ ^(0-1|2-3)$ ]] || fail "job $b got CPUs '$cb', not one whole die"
+	# Die d is abstract CPUs d*die_cpus to (d+1)*die_cpus-1.
+	for ((d = 0; d < dies; d++)); do
+		whole+="$sep$((d * die_cpus))-$((d * die_cpus + die_cpus - 1))"
+		sep='|'
+	done
+	[[ $ca =~ ^($whole)$ ]] || fail "job $a got CPUs '$ca', not one whole die ($whole)"
+	[[ $cb =~ ^($whole)$ ]] || fail "job $b got CPUs '$cb', not one whole die ($whole)"
 	[ "$ca" != "$cb" ] || fail "both jobs got die $ca"
 }
 
 test_what_cannot_be_placed_is_refused_with_the_nearest_valid_request() {
 	need_policy_partitions
 	local name
+	geometry
 	name=$(unique_name noplace)
-	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p dies -c5 --wrap true
-	assert_grep "lwk: die placement: --cpus-per-task=5 is more than a node of dies has \(2 dies x 2 CPUs\); nearest valid: --cpus-per-task=4" \
+	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p dies -c$((node_cpus + 1)) --wrap true
+	assert_grep "lwk: die placement: --cpus-per-task=$((node_cpus + 1)) is more than a node of dies has \($dies dies x $die_cpus CPUs\); nearest valid: --cpus-per-task=$node_cpus" \
 		"$LWK_WORK/err"
-	run_expect_fail "$LWK_WORK/err" srun -J "$name" -p dies --ntasks-per-node=5 true
-	assert_grep "nearest valid: --ntasks-per-node=4" "$LWK_WORK/err"
+	run_expect_fail "$LWK_WORK/err" srun -J "$name" -p dies --ntasks-per-node=$((node_cpus + 1)) true
+	assert_grep "nearest valid: --ntasks-per-node=$node_cpus" "$LWK_WORK/err"
 	[ "$(jobs_named "$name")" = 0 ] || fail "a refused request created a job"
 }
 
@@ -81,11 +99,13 @@ test_contention_aware_jobs_go_to_the_coscheduling_partition() {
 test_lwk_jobs_get_whole_nodes() {
 	need_policy_partitions
 	local jid
+	geometry
 	jid=$(sbatch --parsable -N1 -n1 --lwk -o /dev/null --wrap 'sleep 20') || fail "sbatch failed"
 	defer scancel "$jid"
 	wait_running "$jid"
 	[ "$(field "$jid" OverSubscribe)" = NO ] || fail "OverSubscribe=$(field "$jid" OverSubscribe)"
-	[ "$(field "$jid" NumCPUs)" = 4 ] || fail "NumCPUs=$(field "$jid" NumCPUs), expected the whole node (4)"
+	[ "$(field "$jid" NumCPUs)" = $node_cpus ] ||
+		fail "NumCPUs=$(field "$jid" NumCPUs), expected the whole node ($node_cpus)"
 	scancel "$jid"
 	run_expect_fail "$LWK_WORK/err" sbatch -p cosched --lwk --wrap true
 	assert_grep "lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes; use --partition=debug or --partition=dies" \
@@ -95,9 +115,11 @@ test_lwk_jobs_get_whole_nodes() {
 test_scontrol_update_is_rounded_too() {
 	need_policy_partitions
 	local jid
+	geometry
 	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
-	scontrol update jobid="$jid" NumCPUs=3 || fail "scontrol update failed"
-	[ "$(field "$jid" NumCPUs)" = 4 ] || fail "NumCPUs=$(field "$jid" NumCPUs) after NumCPUs=3, expected 4"
+	scontrol update jobid="$jid" NumCPUs=$((die_cpus + 1)) || fail "scontrol update failed"
+	[ "$(field "$jid" NumCPUs)" = $((2 * die_cpus)) ] ||
+		fail "NumCPUs=$(field "$jid" NumCPUs) after NumCPUs=$((die_cpus + 1)), expected $((2 * die_cpus))"
 	scancel "$jid"
 }
 
@@ -114,17 +136,18 @@ test_jobs_outside_the_policy_are_untouched() {
 test_a_broken_site_config_refuses_only_plugin_jobs_until_fixed() {
 	need_private
 	need_policy_partitions
-	local conf=$LWK_DEV_DIR/lwk_policy.conf jid before after
+	local conf=$LWK_DEV_DIR/lwk_policy.conf jid before after line
+	line=$(($(wc -l <"$conf") + 1))
 	cp "$conf" "$LWK_WORK/policy.orig"
 	defer cp "$LWK_WORK/policy.orig" "$conf"
 	echo "NodeType=broken Dies=two CoresPerDie=2" >>"$conf"
-	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line 6: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
 	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true
 	run_expect_fail "$LWK_WORK/err2" sbatch --sync-monitor --wrap true
 	jid=$(sbatch --parsable -o /dev/null --wrap true) || { cp "$LWK_WORK/policy.orig" "$conf"; fail "a plain job was refused"; }
-	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line 6: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
 	cp "$LWK_WORK/policy.orig" "$conf"
-	assert_grep "lwk: site policy: lwk_policy.conf is missing or invalid .*line 6: Dies='two' is not valid" "$LWK_WORK/err"
+	assert_grep "lwk: site policy: lwk_policy.conf is missing or invalid .*line $line: Dies='two' is not valid" "$LWK_WORK/err"
 	[ $((after - before)) = 1 ] || fail "the error was logged $((after - before)) times, expected once"
 	# Fixed: the next submission works without a restart.
 	jid=$(sbatch --parsable -o /dev/null --lwk --wrap true) || fail "still refused after the fix"

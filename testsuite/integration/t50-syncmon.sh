@@ -9,7 +9,7 @@ ticks() {
 }
 
 sampler_running() {
-	pgrep -f "lwk-syncmon --job $1 " >/dev/null
+	on_each_node pgrep -f "lwk-syncmon --job $1 " >/dev/null
 }
 
 # A user that is not root, for ownership checks.
@@ -78,7 +78,7 @@ test_one_sampler_per_node_however_many_steps() {
 
 test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	need_private
-	local dir=$LWK_WORK/sm-end jid i
+	local dir=$LWK_WORK/sm-end jid i left
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N1 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" --wrap 'sleep 60') ||
 		fail "sbatch failed"
@@ -96,8 +96,8 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	done
 	sampler_running "$jid" && fail "the sampler of cancelled job $jid still runs"
 	tail -1 "$dir"/syncmon-"$jid"-*.jsonl | grep -q '"end":true' || fail "no footer after scancel"
-	[ -z "$(find "$LWK_DEV_DIR/lwkstate" -mindepth 2 -name "$jid" 2>/dev/null)" ] ||
-		fail "state left behind: $(find "$LWK_DEV_DIR/lwkstate" -name "$jid")"
+	left=$(on_each_node find "$LWK_STATE_DIR" -mindepth 2 -name "$jid" 2>/dev/null || true)
+	[ -z "$left" ] || fail "state left behind: $left"
 	grep -q "lwk: job $jid on node[0-9]*: lwk-syncmon: job $jid node node[0-9]*: stopped after" \
 		"$LWK_DEV_DIR"/log/slurmd-node*.log || fail "the epilog did not log the sampler's stop"
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # lwk-syncmon on its own, outside Slurm: it finds the processes of a job
 # by their environment, ticks on the grid, flushes at flush ticks only,
-# pins itself with --cpus, and writes its footer on SIGTERM.
+# pins itself with --cpus, writes its footer on SIGTERM, and stops by
+# itself once its job has left the node.
 # Needs root (it takes the job user's identity); exit 77 otherwise.
 set -u
 bin=${SYNCMON:-./lwk-syncmon}
@@ -48,4 +49,22 @@ ok "idle processes skipped between full scans" "grep -q '\"full_scan\":false.*\"
 ok "the log says where it wrote" "grep -q 'writing $f' $tmp/state/syncmon.log"
 "$bin" --job 4242 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --cpus x >/dev/null 2>&1
 ok "a bad --cpus is refused (exit 2)" "[ $? = 2 ]"
+# The safety net for a job whose epilog never runs: it stops once the job
+# has had no process on the node for --orphan-after seconds, not before.
+SLURM_JOB_ID=4244 SLURMD_NODENAME=tnode sleep 30 &
+job=$!
+kids="$kids $job"
+"$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" \
+	--options interval=50ms,fullscan=4 --orphan-after 1 &
+mon=$!
+sleep 1.5
+ok "runs on while the job has a process (orphan-after 1 s, 1.5 s in)" "kill -0 $mon"
+kill $job
+for _ in $(seq 60); do kill -0 $mon 2>/dev/null || break; sleep 0.1; done
+ok "stops by itself about 1 s after the job's last process" "! kill -0 $mon 2>/dev/null"
+wait $mon
+ok "says why it stopped" "grep -q 'job 4244 has had no process on tnode for 1 s: stopping' $tmp/state/syncmon.log"
+ok "and still writes its footer" "tail -1 $tmp/out/syncmon-4244-tnode.jsonl | grep -q '^{\"end\":true'"
+"$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --orphan-after 0 >/dev/null 2>&1
+ok "--orphan-after 0 is refused (exit 2)" "[ $? = 2 ]"
 [ $fails = 0 ]
