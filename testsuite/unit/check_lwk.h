@@ -11,5 +11,6 @@ Suite *topology_suite(void);
 Suite *monitor_suite(void);
 Suite *sampler_suite(void);
 Suite *sweep_suite(void);
+Suite *cgroup_suite(void);
 
 #endif
