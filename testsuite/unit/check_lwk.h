@@ -12,5 +12,6 @@ Suite *monitor_suite(void);
 Suite *sampler_suite(void);
 Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
+Suite *hugeperf_suite(void);
 
 #endif

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Hugepage reservation over a sysfs-like tree, and perf counting: the
+ * scaling arithmetic, and a real software event on this machine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_lwk.h"
+#include "hugepages.h"
+#include "perfcount.h"
+
+static char root[256];
+static char err[1024];
+#define NR "devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
+
+static void put(const char *rel, const char *text)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void setup_tree(void)
+{
+	char cmd[600];
+
+	snprintf(root, sizeof(root), "/tmp/lwk-hp.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/devices/system/node/node1/hugepages/hugepages-2048kB",
+		 root);
+	ck_assert_int_eq(system(cmd), 0);
+	put(NR, "3\n");
+	put("devices/system/node/node1/compact", "");
+}
+
+static void teardown_tree(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(reserve_adds_to_what_the_node_has_and_release_gives_it_back)
+{
+	struct lwk_hugepages r;
+
+	setup_tree();
+	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 3);
+	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 2048, 5, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.before, 3);
+	ck_assert_int_eq(r.added, 5);
+	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 8);
+	/* Another job reserved 2 more meanwhile: they stay. */
+	put(NR, "10\n");
+	ck_assert_int_eq(lwk_hugepages_release(root, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 5);
+	teardown_tree();
+}
+END_TEST
+
+START_TEST(reserve_names_what_is_missing)
+{
+	struct lwk_hugepages r;
+
+	setup_tree();
+	ck_assert_int_eq(lwk_hugepages_reserve(root, 0, 2048, 1, &r, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no 2048 kB pages on NUMA node 0"));
+	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 1048576, 1, &r, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "hugepages-1048576kB/nr_hugepages"));
+	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 2048, -4, &r, err, sizeof(err)), -1);
+	put(NR, "lots\n");
+	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), -1);
+	teardown_tree();
+}
+END_TEST
+
+START_TEST(scaling_by_time_enabled_over_running)
+{
+	ck_assert_uint_eq(lwk_perf_scale(1000, 100, 100), 1000);
+	ck_assert_uint_eq(lwk_perf_scale(1000, 100, 25), 4000);
+	ck_assert_uint_eq(lwk_perf_scale(1000, 100, 0), 0);
+	/* No overflow: 10^18 instructions over 3x multiplexing. */
+	ck_assert_uint_eq(lwk_perf_scale(1000000000000000000ULL, 3000000000ULL, 1000000000ULL),
+			  3000000000000000000ULL);
+}
+END_TEST
+
+START_TEST(names_resolve_and_unknown_ones_are_refused)
+{
+	struct lwk_perf_event ev;
+
+	ck_assert_int_eq(lwk_perf_resolve("task-clock", &ev, err, sizeof(err)), 0);
+	ck_assert(ev.generic);
+	ck_assert_int_eq(lwk_perf_resolve("instructions", &ev, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_perf_resolve("no_such_event_xyz", &ev, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no_such_event_xyz"));
+	ck_assert_int_eq(lwk_perf_resolve("", &ev, err, sizeof(err)), -1);
+}
+END_TEST
+
+static void spin_ms(int ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* task-clock counts ns of CPU: a child that spins 200 ms is counted
+ * through inherit, in the counter opened on its parent. */
+START_TEST(a_task_tree_is_counted_with_inherit)
+{
+	struct lwk_perf_event ev;
+	struct lwk_perf_counter c;
+	struct lwk_perf_reading r;
+	pid_t kid;
+	int status;
+
+	ck_assert_int_eq(lwk_perf_resolve("task-clock", &ev, err, sizeof(err)), 0);
+	/* Software events on one's own processes need no privilege below
+	 * perf_event_paranoid 3 (Debian's default is 2). */
+	ck_assert_msg(lwk_perf_open_task(&c, &ev, 0, true, err, sizeof(err)) == 0, "%s", err);
+	kid = fork();
+	if (kid == 0) {
+		spin_ms(200);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(kid, &status, 0), kid);
+	ck_assert_int_eq(lwk_perf_read(&c, &r), 0);
+	lwk_perf_close(&c);
+	/* The parent mostly waited: most of the count is the child's. */
+	ck_assert_msg(r.scaled >= 190000000ULL, "counted %llu ns", (unsigned long long)r.scaled);
+	ck_assert_uint_ge(r.enabled, r.running);
+}
+END_TEST
+
+Suite *hugeperf_suite(void)
+{
+	Suite *s = suite_create("hugepages+perf");
+	TCase *tc = tcase_create("all");
+
+	tcase_add_test(tc, reserve_adds_to_what_the_node_has_and_release_gives_it_back);
+	tcase_add_test(tc, reserve_names_what_is_missing);
+	tcase_add_test(tc, scaling_by_time_enabled_over_running);
+	tcase_add_test(tc, names_resolve_and_unknown_ones_are_refused);
+	tcase_add_test(tc, a_task_tree_is_counted_with_inherit);
+	suite_add_tcase(s, tc);
+	return s;
+}
