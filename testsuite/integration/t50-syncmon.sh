@@ -28,7 +28,7 @@ as_user() {
 
 test_three_nodes_write_three_files_with_aligned_ticks() {
 	[ "$LWK_NODES" -ge 3 ] || skip "needs 3 nodes, the cluster has $LWK_NODES"
-	local dir=$LWK_WORK/sm-aligned jid n spread max=0 f common=0
+	local dir=$LWK_WORK/sm-aligned jid n spread max=0 f common=0 spreads=() median
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N3 -o /dev/null --sync-monitor=interval=100ms,flush=5,dir="$dir" \
 		--wrap 'srun -N3 sleep 3') || fail "sbatch failed"
@@ -53,6 +53,7 @@ test_three_nodes_write_three_files_with_aligned_ticks() {
 		[ $((ideal % 100000000)) = 0 ] || fail "tick $k at $ideal is off the 100 ms grid"
 		[ "$flushes" = 1 ] || fail "tick $k is a flush tick on some nodes only"
 		spread=$((tmax - tmin))
+		spreads+=("$spread")
 		[ $spread -gt $max ] && max=$spread
 	done < <(cat "$dir"/*.ticks | awk '{ n[$1]++; id[$1]=$2; if (!($1 in lo) || $3 < lo[$1]) lo[$1]=$3;
 		if ($3 > hi[$1]) hi[$1]=$3; fl[$1 " " $4]=1; ideal[$1 " " $2]=1 }
@@ -60,8 +61,13 @@ test_three_nodes_write_three_files_with_aligned_ticks() {
 		for (x in ideal) if (index(x, k " ") == 1) i++; print k, id[k], lo[k], hi[k], f, i, n[k] } }')
 	# Nodes that disagree on tick numbers would share none: that must fail.
 	[ $common -ge 10 ] || fail "only $common ticks are common to the 3 nodes"
-	echo "measure: $common ticks common to 3 nodes; largest spread of one tick's sample times across 3 nodes: $((max / 1000)) us"
-	[ $max -le 50000000 ] || fail "tick sample times differ by $((max / 1000000)) ms across nodes (bound 50 ms)"
+	median=$(printf '%s\n' "${spreads[@]}" | sort -n | sed -n "$(((common + 1) / 2))p")
+	echo "measure: $common ticks common to 3 nodes; spread of one tick's sample times across 3 nodes: median $((median / 1000)) us, largest $((max / 1000)) us"
+	# The median: nodes whose clocks or grids disagree are off at every
+	# tick; one late wakeup (an emulated guest on an oversubscribed host
+	# stalls for 100 ms and more) is not misalignment.
+	[ "$median" -le 50000000 ] ||
+		fail "tick sample times differ by a median $((median / 1000000)) ms across nodes (bound 50 ms)"
 }
 
 test_one_sampler_per_node_however_many_steps() {
