@@ -7,6 +7,8 @@
  *
  * Runs as root; makes one cgroup, /lwk-kpath-<pid>, and removes it.
  * Prints "ok: ", "FAIL: " and "SKIP: <why>" lines; exit 1 on a failure,
+ * Checks that a machine may lack carry a [tag] on their ok and SKIP
+ * lines, so that scripts/test can tell a host skip the guests covered.
  * 77 when not root.  Runs on the host (cgroup v1, one NUMA node) and on
  * the test guests (cgroup v2, two NUMA nodes, dies), where
  * --expect-dies N --expect-numa N check the topology too.
@@ -268,7 +270,7 @@ int main(int argc, char **argv)
 	ncpu = (int)lwk_cpuset_count(&cpus);
 	snprintf(path, sizeof(path), "/lwk-kpath-%d", (int)getpid());
 	if (lwk_cgroup_init(&cg, root, path, err, sizeof(err))) {
-		SKIP("cgroup checks: %s", err);
+		SKIP("[cgroups] cgroup checks: %s", err);
 		goto perf_task;
 	}
 	printf("cgroup %s, CPUs %s, NUMA node %d\n", lwk_cgroup_version_name(cg.version), cpulist,
@@ -326,13 +328,13 @@ int main(int argc, char **argv)
 
 	/* memory.max: an allocator past it is killed; under it, fine. */
 	if (has_swap()) {
-		SKIP("memory.max enforcement: this machine has swap, a capped process swaps rather than dies");
+		SKIP("[memory-max] memory.max enforcement: this machine has swap, a capped process swaps rather than dies");
 	} else if (lwk_cgroup_set_memory_max(&cg, 64ULL << 20, err, sizeof(err)) == 0) {
 		k = spawn(touch_and_exit, 128);
 		start_in(&k, &cg);
 		status = finish(&k, NULL);
 		OK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-		   "cgroup: memory.max 64 MiB: touching 128 MiB is killed by the OOM killer");
+		   "[memory-max] cgroup: memory.max 64 MiB: touching 128 MiB is killed by the OOM killer");
 		k = spawn(touch_and_exit, 32);
 		start_in(&k, &cg);
 		status = finish(&k, NULL);
@@ -356,11 +358,11 @@ int main(int argc, char **argv)
 				total += bytes[i];
 			there = bytes[node];
 			OK(there >= 60ULL << 20 && there * 10 >= total * 9,
-			   "cgroup: cpuset.mems=%d: %llu of %llu KiB on node %d (memory.numa_stat)",
-			   node, (unsigned long long)(there >> 10), (unsigned long long)(total >> 10),
-			   node);
+			   "%scgroup: cpuset.mems=%d: %llu of %llu KiB on node %d (memory.numa_stat)",
+			   node ? "[numa-binding] " : "", node, (unsigned long long)(there >> 10),
+			   (unsigned long long)(total >> 10), node);
 			if (t->nnuma < 2)
-				SKIP("NUMA binding away from node 0: this machine has one NUMA node");
+				SKIP("[numa-binding] NUMA binding away from node 0: this machine has one NUMA node");
 		} else {
 			OK(0, "cgroup: %s", err);
 		}
@@ -370,7 +372,7 @@ int main(int argc, char **argv)
 
 	/* cpuset.cpus.partition=isolated (v2) / exclusive (v1). */
 	if (lwk_cgroup_set_isolated(&cg, err, sizeof(err)) == 0) {
-		OK(1, "cgroup: CPUs %s isolated from the load balancer", cpulist);
+		OK(1, "[isolated] cgroup: CPUs %s isolated from the load balancer", cpulist);
 		if (cg.version == LWK_CGROUP_V2) {
 			char p[600];
 			int fd;
@@ -385,7 +387,7 @@ int main(int argc, char **argv)
 			}
 		}
 	} else if ((unsigned)ncpu >= t->ncpus) {
-		SKIP("isolated partition: the cgroup would take every CPU of the machine (%s)", err);
+		SKIP("[isolated] isolated partition: the cgroup would take every CPU of the machine (%s)", err);
 	} else {
 		OK(0, "cgroup: isolated partition: %s", err);
 	}
@@ -397,18 +399,18 @@ int main(int argc, char **argv)
 		long before = lwk_hugepages_count("/sys", node, 2048);
 
 		if (before < 0) {
-			SKIP("hugepages: no 2 MiB pages on node %d", node);
+			SKIP("[hugepages] hugepages: no 2 MiB pages on node %d", node);
 		} else if (lwk_hugepages_reserve("/sys", node, 2048, 8, &r, err, sizeof(err))) {
 			OK(0, "hugepages: %s", err);
 		} else {
-			OK(r.added == 8, "hugepages: 8 pages of 2 MiB reserved on node %d (got %ld)",
+			OK(r.added == 8, "[hugepages] hugepages: 8 pages of 2 MiB reserved on node %d (got %ld)",
 			   node, r.added);
 			if (lwk_cgroup_set_hugetlb_max(&cg, 2048, 4ULL << 20, err, sizeof(err)) == 0) {
 				k = spawn(touch_huge, 16);
 				start_in(&k, &cg);
 				status = finish(&k, NULL);
 				OK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
-				   "cgroup: hugetlb.2MB max 4 MiB: touching 16 MiB of huge pages faults");
+				   "[hugetlb-limit] cgroup: hugetlb.2MB max 4 MiB: touching 16 MiB of huge pages faults");
 				lwk_cgroup_set_hugetlb_max(&cg, 2048, 0, err, sizeof(err));
 				k = spawn(touch_huge, 8);
 				start_in(&k, &cg);
@@ -416,7 +418,7 @@ int main(int argc, char **argv)
 				OK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 				   "hugepages: a process bound to node %d uses 8 MiB of them", node);
 			} else if (cg.version == LWK_CGROUP_V1) {
-				SKIP("hugetlb limit: no v1 hugetlb hierarchy here (%s)", err);
+				SKIP("[hugetlb-limit] hugetlb limit: no v1 hugetlb hierarchy here (%s)", err);
 			} else {
 				OK(0, "cgroup: %s", err);
 			}
@@ -434,13 +436,13 @@ int main(int argc, char **argv)
 			if (before < 0) {
 				/* said above */
 			} else if (node_mem > (4ULL << 30)) {
-				SKIP("hugepage shortfall: node %d has %llu MiB; asking for more than that "
+				SKIP("[hugepage-shortfall] hugepage shortfall: node %d has %llu MiB; asking for more than that "
 				     "is only tried on nodes of at most 4 GiB", node,
 				     (unsigned long long)(node_mem >> 20));
 			} else if (lwk_hugepages_reserve("/sys", node, 2048, huge, &r, err,
 							 sizeof(err)) == 0) {
 				OK(r.added < huge,
-				   "hugepages: asking for %ld pages (more than node %d holds) gives %ld",
+				   "[hugepage-shortfall] hugepages: asking for %ld pages (more than node %d holds) gives %ld",
 				   huge, node, r.added);
 				lwk_hugepages_release("/sys", &r, err, sizeof(err));
 				OK(lwk_hugepages_count("/sys", node, 2048) == before,
@@ -464,9 +466,9 @@ int main(int argc, char **argv)
 		else
 			snprintf(dir, sizeof(dir), "%s/perf_event", root);
 		if (cg.version == LWK_CGROUP_V1 && access(dir, F_OK)) {
-			SKIP("perf cgroup counting: no v1 perf_event hierarchy at %s", dir);
+			SKIP("[perf-cgroup] perf cgroup counting: no v1 perf_event hierarchy at %s", dir);
 		} else if (cg.version == LWK_CGROUP_V1) {
-			SKIP("perf cgroup counting on v1: the cgroup would have to be made in the "
+			SKIP("[perf-cgroup] perf cgroup counting on v1: the cgroup would have to be made in the "
 			     "perf_event hierarchy too; the guests check it on v2");
 		} else if (lwk_perf_open_cgroup(&pc, &ev, dir, &cpus, err, sizeof(err))) {
 			OK(0, "perf: %s", err);
@@ -477,7 +479,7 @@ int main(int argc, char **argv)
 			lwk_perf_read(&pc, &rd);
 			lwk_perf_close(&pc);
 			OK(rd.scaled >= (uint64_t)(cpu_s * 0.9e9) && rd.scaled <= (uint64_t)(cpu_s * 1.1e9 + 2e7),
-			   "perf: task-clock of the cgroup on %d CPUs: %.3f s counted, the process used %.3f s",
+			   "[perf-cgroup] perf: task-clock of the cgroup on %d CPUs: %.3f s counted, the process used %.3f s",
 			   ncpu, (double)rd.scaled / 1e9, cpu_s);
 		}
 	}
@@ -494,14 +496,14 @@ perf_task:
 
 		lwk_perf_resolve("instructions", &ev, err, sizeof(err));
 		if (lwk_perf_open_task(&pc, &ev, 0, true, err, sizeof(err))) {
-			SKIP("hardware counters: %s", err);
+			SKIP("[hw-counters] hardware counters: %s", err);
 		} else {
 			struct lwk_perf_reading rd;
 
 			spin(100);
 			lwk_perf_read(&pc, &rd);
 			lwk_perf_close(&pc);
-			OK(rd.scaled > 1000000, "perf: %llu instructions counted in 100 ms",
+			OK(rd.scaled > 1000000, "[hw-counters] perf: %llu instructions counted in 100 ms",
 			   (unsigned long long)rd.scaled);
 		}
 	}
