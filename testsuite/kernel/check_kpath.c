@@ -128,44 +128,38 @@ static int spin(long ms)
 	return 0;
 }
 
-/* Touch mb MiB of anonymous memory, then pause so it can be inspected
- * (the parent kills us). */
-static int touch_and_wait(long mb)
+/* Touch mb MiB of memory: anonymous, or huge pages (then every 2 MiB). */
+static int touch(long mb, bool huge)
 {
-	size_t len = (size_t)mb << 20;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t len = (size_t)mb << 20, step = huge ? 2 << 20 : 4096;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB | MAP_NORESERVE : 0);
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
 
 	if (m == MAP_FAILED)
 		return 3;
-	for (size_t i = 0; i < len; i += 4096)
+	for (size_t i = 0; i < len; i += step)
 		m[i] = 1;
-	pause();
 	return 0;
 }
 
 static int touch_and_exit(long mb)
 {
-	size_t len = (size_t)mb << 20;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return touch(mb, false);
+}
 
-	if (m == MAP_FAILED)
-		return 3;
-	for (size_t i = 0; i < len; i += 4096)
-		m[i] = 1;
-	return 0;
+/* ... then stay, to be inspected (the parent kills us). */
+static int touch_and_wait(long mb)
+{
+	int rc = touch(mb, false);
+
+	if (rc == 0)
+		pause();
+	return rc;
 }
 
 static int touch_huge(long mb)
 {
-	size_t len = (size_t)mb << 20;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
-
-	if (m == MAP_FAILED)
-		return 3;
-	for (size_t i = 0; i < len; i += 2 << 20)
-		m[i] = 1;
-	return 0;
+	return touch(mb, true);
 }
 
 static bool has_swap(void)

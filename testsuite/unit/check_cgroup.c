@@ -13,45 +13,7 @@
 #include "cgroup.h"
 #include "check_lwk.h"
 
-static char root[256];
 static char err[1024];
-
-static void put(const char *rel, const char *text)
-{
-	char p[1024];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static const char *get(const char *rel)
-{
-	static char buf[4096];
-	char p[1024];
-	FILE *f;
-	size_t n;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "r");
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static void dir(const char *rel)
-{
-	char p[1024];
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	ck_assert_int_eq(mkdir(p, 0755), 0);
-}
 
 /* The files a kernel shows in a new cgroup: here, made by hand. */
 static void knobs(const char *d, const char *const *files)
@@ -60,7 +22,7 @@ static void knobs(const char *d, const char *const *files)
 
 	for (; *files; files++) {
 		snprintf(p, sizeof(p), "%s/%s", d, *files);
-		put(p, "");
+		tree_put(p, "");
 	}
 }
 
@@ -72,14 +34,13 @@ static const char *const v2_files[] = { "cgroup.procs", "cgroup.controllers",
 
 static void setup_v2(void)
 {
-	snprintf(root, sizeof(root), "/tmp/lwk-cg.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
-	put("cgroup.controllers", "cpuset cpu io memory hugetlb pids\n");
-	put("cgroup.subtree_control", "");
-	dir("job_7");
-	put("job_7/cgroup.controllers", "cpuset cpu memory\n");
-	put("job_7/cgroup.subtree_control", "");
-	dir("job_7/app");
+	tree_make("cg");
+	tree_put("cgroup.controllers", "cpuset cpu io memory hugetlb pids\n");
+	tree_put("cgroup.subtree_control", "");
+	tree_mkdir("job_7");
+	tree_put("job_7/cgroup.controllers", "cpuset cpu memory\n");
+	tree_put("job_7/cgroup.subtree_control", "");
+	tree_mkdir("job_7/app");
 	knobs("job_7/app", v2_files);
 }
 
@@ -87,33 +48,24 @@ static void setup_v1(void)
 {
 	static const char *const hier[] = { "cpuset", "cpu", "memory", NULL };
 
-	snprintf(root, sizeof(root), "/tmp/lwk-cg.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	tree_make("cg");
 	for (const char *const *h = hier; *h; h++) {
 		char p[256];
 
-		dir(*h);
+		tree_mkdir(*h);
 		snprintf(p, sizeof(p), "%s/slurm", *h);
-		dir(p);
+		tree_mkdir(p);
 		snprintf(p, sizeof(p), "%s/slurm/cgroup.procs", *h);
-		put(p, "");
+		tree_put(p, "");
 	}
-	put("cpuset/cpuset.cpus", "0-7\n");
-	put("cpuset/slurm/cpuset.cpus", "0-3\n");
-	put("cpuset/slurm/cpuset.mems", "0\n");
-	put("cpuset/slurm/cpuset.cpu_exclusive", "");
-	put("cpuset/slurm/cpuset.sched_load_balance", "");
-	put("cpu/slurm/cpu.cfs_period_us", "");
-	put("cpu/slurm/cpu.cfs_quota_us", "");
-	put("memory/slurm/memory.limit_in_bytes", "");
-}
-
-static void teardown(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	tree_put("cpuset/cpuset.cpus", "0-7\n");
+	tree_put("cpuset/slurm/cpuset.cpus", "0-3\n");
+	tree_put("cpuset/slurm/cpuset.mems", "0\n");
+	tree_put("cpuset/slurm/cpuset.cpu_exclusive", "");
+	tree_put("cpuset/slurm/cpuset.sched_load_balance", "");
+	tree_put("cpu/slurm/cpu.cfs_period_us", "");
+	tree_put("cpu/slurm/cpu.cfs_quota_us", "");
+	tree_put("memory/slurm/memory.limit_in_bytes", "");
 }
 
 START_TEST(detects_the_version_of_a_tree)
@@ -121,13 +73,13 @@ START_TEST(detects_the_version_of_a_tree)
 	struct lwk_cgroup cg;
 
 	setup_v2();
-	ck_assert_int_eq(lwk_cgroup_detect(root), LWK_CGROUP_V2);
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/job_7/app", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_detect(tree_root), LWK_CGROUP_V2);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/job_7/app", err, sizeof(err)), 0);
 	ck_assert_str_eq(lwk_cgroup_version_name(cg.version), "v2");
-	teardown();
+	tree_remove();
 	setup_v1();
-	ck_assert_int_eq(lwk_cgroup_detect(root), LWK_CGROUP_V1);
-	teardown();
+	ck_assert_int_eq(lwk_cgroup_detect(tree_root), LWK_CGROUP_V1);
+	tree_remove();
 	ck_assert_int_eq(lwk_cgroup_detect("/nonexistent"), LWK_CGROUP_NONE);
 	ck_assert_int_eq(lwk_cgroup_init(&cg, "/nonexistent", "/a", err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no cgroup v2 or v1 cpuset hierarchy under /nonexistent"));
@@ -142,13 +94,13 @@ START_TEST(refuses_paths_that_could_leave_the_tree)
 
 	setup_v2();
 	for (const char *const *b = bad; *b; b++) {
-		ck_assert_int_eq(lwk_cgroup_init(&cg, root, *b, err, sizeof(err)), -1);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, *b, err, sizeof(err)), -1);
 		ck_assert_ptr_nonnull(strstr(err, "is not a clean absolute path"));
 	}
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/", err, sizeof(err)), 0);
 	ck_assert_int_eq(lwk_cgroup_create(&cg, err, sizeof(err)), -1);
 	ck_assert_int_eq(lwk_cgroup_remove(&cg, err, sizeof(err)), -1);
-	teardown();
+	tree_remove();
 }
 END_TEST
 
@@ -157,16 +109,16 @@ START_TEST(v2_create_enables_what_the_parent_has)
 	struct lwk_cgroup cg;
 
 	setup_v2();
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/job_7/app", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/job_7/app", err, sizeof(err)), 0);
 	/* job_7 offers cpuset, cpu, memory (no hugetlb) and enables cpu
 	 * and memory: only cpuset is written ("cpu" must not pass for it). */
-	put("job_7/cgroup.subtree_control", "cpu memory");
+	tree_put("job_7/cgroup.subtree_control", "cpu memory");
 	ck_assert_int_eq(lwk_cgroup_create(&cg, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/cgroup.subtree_control"), "+cpuset");
-	put("job_7/cgroup.subtree_control", "cpuset cpu memory");
+	ck_assert_str_eq(tree_get("job_7/cgroup.subtree_control"), "+cpuset");
+	tree_put("job_7/cgroup.subtree_control", "cpuset cpu memory");
 	ck_assert_int_eq(lwk_cgroup_create(&cg, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/cgroup.subtree_control"), "cpuset cpu memory");
-	teardown();
+	ck_assert_str_eq(tree_get("job_7/cgroup.subtree_control"), "cpuset cpu memory");
+	tree_remove();
 }
 END_TEST
 
@@ -176,23 +128,23 @@ START_TEST(v2_knobs_go_to_their_files)
 	struct lwk_cpuset s;
 
 	setup_v2();
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/job_7/app", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/job_7/app", err, sizeof(err)), 0);
 	ck_assert_int_eq(lwk_cpulist_parse("2-3,6", LWK_MAX_CPUS, &s), 0);
 	ck_assert_int_eq(lwk_cgroup_set_cpus(&cg, &s, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cpuset.cpus"), "2-3,6");
+	ck_assert_str_eq(tree_get("job_7/app/cpuset.cpus"), "2-3,6");
 	ck_assert_int_eq(lwk_cpulist_parse("1", LWK_MAX_CPUS, &s), 0);
 	ck_assert_int_eq(lwk_cgroup_set_mems(&cg, &s, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cpuset.mems"), "1");
+	ck_assert_str_eq(tree_get("job_7/app/cpuset.mems"), "1");
 	ck_assert_int_eq(lwk_cgroup_set_isolated(&cg, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cpuset.cpus.partition"), "isolated");
+	ck_assert_str_eq(tree_get("job_7/app/cpuset.cpus.partition"), "isolated");
 	ck_assert_int_eq(lwk_cgroup_set_cpu_quota(&cg, 50000, 100000, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cpu.max"), "50000 100000");
+	ck_assert_str_eq(tree_get("job_7/app/cpu.max"), "50000 100000");
 	ck_assert_int_eq(lwk_cgroup_set_memory_max(&cg, 128ULL << 20, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/memory.max"), "134217728");
+	ck_assert_str_eq(tree_get("job_7/app/memory.max"), "134217728");
 	ck_assert_int_eq(lwk_cgroup_set_hugetlb_max(&cg, 2048, 4ULL << 20, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/hugetlb.2MB.max"), "4194304");
+	ck_assert_str_eq(tree_get("job_7/app/hugetlb.2MB.max"), "4194304");
 	ck_assert_int_eq(lwk_cgroup_attach(&cg, 4242, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cgroup.procs"), "4242");
+	ck_assert_str_eq(tree_get("job_7/app/cgroup.procs"), "4242");
 	/* No 1 GB pages here: the missing file is named. */
 	ck_assert_int_eq(lwk_cgroup_set_hugetlb_max(&cg, 1048576, 1ULL << 30, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "/job_7/app/hugetlb.1GB.max"));
@@ -203,7 +155,7 @@ START_TEST(v2_knobs_go_to_their_files)
 	lwk_cpuset_zero(&s);
 	ck_assert_int_eq(lwk_cgroup_set_cpus(&cg, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "will not set an empty cpuset.cpus"));
-	teardown();
+	tree_remove();
 }
 END_TEST
 
@@ -212,12 +164,12 @@ START_TEST(v2_limits_can_be_lifted)
 	struct lwk_cgroup cg;
 
 	setup_v2();
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/job_7/app", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/job_7/app", err, sizeof(err)), 0);
 	ck_assert_int_eq(lwk_cgroup_set_cpu_quota(&cg, 0, 100000, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/cpu.max"), "max 100000");
+	ck_assert_str_eq(tree_get("job_7/app/cpu.max"), "max 100000");
 	ck_assert_int_eq(lwk_cgroup_set_memory_max(&cg, 0, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("job_7/app/memory.max"), "max");
-	teardown();
+	ck_assert_str_eq(tree_get("job_7/app/memory.max"), "max");
+	tree_remove();
 }
 END_TEST
 
@@ -227,27 +179,27 @@ START_TEST(v1_uses_one_hierarchy_per_controller)
 	struct lwk_cpuset s;
 
 	setup_v1();
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/slurm", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/slurm", err, sizeof(err)), 0);
 	ck_assert_int_eq(cg.version, LWK_CGROUP_V1);
 	ck_assert_int_eq(lwk_cpulist_parse("1-2", LWK_MAX_CPUS, &s), 0);
 	ck_assert_int_eq(lwk_cgroup_set_cpus(&cg, &s, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("cpuset/slurm/cpuset.cpus"), "1-2");
+	ck_assert_str_eq(tree_get("cpuset/slurm/cpuset.cpus"), "1-2");
 	ck_assert_int_eq(lwk_cgroup_set_isolated(&cg, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("cpuset/slurm/cpuset.cpu_exclusive"), "1");
-	ck_assert_str_eq(get("cpuset/slurm/cpuset.sched_load_balance"), "0");
+	ck_assert_str_eq(tree_get("cpuset/slurm/cpuset.cpu_exclusive"), "1");
+	ck_assert_str_eq(tree_get("cpuset/slurm/cpuset.sched_load_balance"), "0");
 	ck_assert_int_eq(lwk_cgroup_set_cpu_quota(&cg, 100000, 100000, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("cpu/slurm/cpu.cfs_period_us"), "100000");
-	ck_assert_str_eq(get("cpu/slurm/cpu.cfs_quota_us"), "100000");
+	ck_assert_str_eq(tree_get("cpu/slurm/cpu.cfs_period_us"), "100000");
+	ck_assert_str_eq(tree_get("cpu/slurm/cpu.cfs_quota_us"), "100000");
 	ck_assert_int_eq(lwk_cgroup_set_memory_max(&cg, 1 << 20, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("memory/slurm/memory.limit_in_bytes"), "1048576");
+	ck_assert_str_eq(tree_get("memory/slurm/memory.limit_in_bytes"), "1048576");
 	/* No hugetlb hierarchy: attach skips it, and joins the other three. */
 	ck_assert_int_eq(lwk_cgroup_attach(&cg, 99, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("cpuset/slurm/cgroup.procs"), "99");
-	ck_assert_str_eq(get("cpu/slurm/cgroup.procs"), "99");
-	ck_assert_str_eq(get("memory/slurm/cgroup.procs"), "99");
+	ck_assert_str_eq(tree_get("cpuset/slurm/cgroup.procs"), "99");
+	ck_assert_str_eq(tree_get("cpu/slurm/cgroup.procs"), "99");
+	ck_assert_str_eq(tree_get("memory/slurm/cgroup.procs"), "99");
 	ck_assert_int_eq(lwk_cgroup_set_hugetlb_max(&cg, 2048, 1 << 21, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "hugetlb/slurm/hugetlb.2MB.limit_in_bytes"));
-	teardown();
+	tree_remove();
 }
 END_TEST
 
@@ -256,31 +208,31 @@ START_TEST(v1_create_starts_from_the_parents_cpus_and_mems)
 	struct lwk_cgroup cg;
 
 	setup_v1();
-	put("cpuset/slurm/cpuset.cpus", "0-3\n");
-	dir("cpuset/slurm/job_3");
-	put("cpuset/slurm/job_3/cpuset.cpus", "");
-	put("cpuset/slurm/job_3/cpuset.mems", "");
-	ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/slurm/job_3", err, sizeof(err)), 0);
+	tree_put("cpuset/slurm/cpuset.cpus", "0-3\n");
+	tree_mkdir("cpuset/slurm/job_3");
+	tree_put("cpuset/slurm/job_3/cpuset.cpus", "");
+	tree_put("cpuset/slurm/job_3/cpuset.mems", "");
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/slurm/job_3", err, sizeof(err)), 0);
 	ck_assert_int_eq(lwk_cgroup_create(&cg, err, sizeof(err)), 0);
-	ck_assert_str_eq(get("cpuset/slurm/job_3/cpuset.cpus"), "0-3");
-	ck_assert_str_eq(get("cpuset/slurm/job_3/cpuset.mems"), "0");
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_3/cpuset.cpus"), "0-3");
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_3/cpuset.mems"), "0");
 	/* Made in the other hierarchies too; gone from all after remove. */
 	{
 		char p[600];
 		struct stat st;
 
-		snprintf(p, sizeof(p), "%s/memory/slurm/job_3", root);
+		snprintf(p, sizeof(p), "%s/memory/slurm/job_3", tree_root);
 		ck_assert_int_eq(stat(p, &st), 0);
 		/* A real cgroupfs removes the knob files with the directory. */
-		snprintf(p, sizeof(p), "rm -f %s/cpuset/slurm/job_3/*", root);
+		snprintf(p, sizeof(p), "rm -f %s/cpuset/slurm/job_3/*", tree_root);
 		ck_assert_int_eq(system(p), 0);
 		ck_assert_int_eq(lwk_cgroup_remove(&cg, err, sizeof(err)), 0);
-		snprintf(p, sizeof(p), "%s/memory/slurm/job_3", root);
+		snprintf(p, sizeof(p), "%s/memory/slurm/job_3", tree_root);
 		ck_assert_int_ne(stat(p, &st), 0);
-		snprintf(p, sizeof(p), "%s/cpuset/slurm/job_3", root);
+		snprintf(p, sizeof(p), "%s/cpuset/slurm/job_3", tree_root);
 		ck_assert_int_ne(stat(p, &st), 0);
 	}
-	teardown();
+	tree_remove();
 }
 END_TEST
 

@@ -13,41 +13,15 @@
 #include "hugepages.h"
 #include "perfcount.h"
 
-static char root[256];
 static char err[1024];
 #define NR "devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
 
-static void put(const char *rel, const char *text)
-{
-	char p[600];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup_tree(void)
 {
-	char cmd[600];
-
-	snprintf(root, sizeof(root), "/tmp/lwk-hp.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/devices/system/node/node1/hugepages/hugepages-2048kB",
-		 root);
-	ck_assert_int_eq(system(cmd), 0);
-	put(NR, "3\n");
-	put("devices/system/node/node1/compact", "");
-}
-
-static void teardown_tree(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	tree_make("hp");
+	tree_mkdir("devices/system/node/node1/hugepages/hugepages-2048kB");
+	tree_put(NR, "3\n");
+	tree_put("devices/system/node/node1/compact", "");
 }
 
 START_TEST(reserve_adds_to_what_the_node_has_and_release_gives_it_back)
@@ -55,16 +29,16 @@ START_TEST(reserve_adds_to_what_the_node_has_and_release_gives_it_back)
 	struct lwk_hugepages r;
 
 	setup_tree();
-	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 3);
-	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 2048, 5, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_hugepages_count(tree_root, 1, 2048), 3);
+	ck_assert_int_eq(lwk_hugepages_reserve(tree_root, 1, 2048, 5, &r, err, sizeof(err)), 0);
 	ck_assert_int_eq(r.before, 3);
 	ck_assert_int_eq(r.added, 5);
-	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 8);
+	ck_assert_int_eq(lwk_hugepages_count(tree_root, 1, 2048), 8);
 	/* Another job reserved 2 more meanwhile: they stay. */
-	put(NR, "10\n");
-	ck_assert_int_eq(lwk_hugepages_release(root, &r, err, sizeof(err)), 0);
-	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), 5);
-	teardown_tree();
+	tree_put(NR, "10\n");
+	ck_assert_int_eq(lwk_hugepages_release(tree_root, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_hugepages_count(tree_root, 1, 2048), 5);
+	tree_remove();
 }
 END_TEST
 
@@ -73,14 +47,14 @@ START_TEST(reserve_names_what_is_missing)
 	struct lwk_hugepages r;
 
 	setup_tree();
-	ck_assert_int_eq(lwk_hugepages_reserve(root, 0, 2048, 1, &r, err, sizeof(err)), -1);
+	ck_assert_int_eq(lwk_hugepages_reserve(tree_root, 0, 2048, 1, &r, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no 2048 kB pages on NUMA node 0"));
-	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 1048576, 1, &r, err, sizeof(err)), -1);
+	ck_assert_int_eq(lwk_hugepages_reserve(tree_root, 1, 1048576, 1, &r, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "hugepages-1048576kB/nr_hugepages"));
-	ck_assert_int_eq(lwk_hugepages_reserve(root, 1, 2048, -4, &r, err, sizeof(err)), -1);
-	put(NR, "lots\n");
-	ck_assert_int_eq(lwk_hugepages_count(root, 1, 2048), -1);
-	teardown_tree();
+	ck_assert_int_eq(lwk_hugepages_reserve(tree_root, 1, 2048, -4, &r, err, sizeof(err)), -1);
+	tree_put(NR, "lots\n");
+	ck_assert_int_eq(lwk_hugepages_count(tree_root, 1, 2048), -1);
+	tree_remove();
 }
 END_TEST
 

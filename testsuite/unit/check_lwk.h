@@ -14,4 +14,12 @@ Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
 Suite *hugeperf_suite(void);
 
+/* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
+extern char tree_root[256];
+void tree_make(const char *tag);
+void tree_put(const char *rel, const char *text);
+const char *tree_get(const char *rel); /* NULL when missing */
+void tree_mkdir(const char *rel);      /* with its parents */
+void tree_remove(void);
+
 #endif

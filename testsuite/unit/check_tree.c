@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Temporary trees laid out like cgroupfs or sysfs, for the writers'
+ * unit tests: see check_lwk.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "check_lwk.h"
+
+char tree_root[256];
+
+void tree_make(const char *tag)
+{
+	snprintf(tree_root, sizeof(tree_root), "/tmp/lwk-%s.XXXXXX", tag);
+	ck_assert_ptr_nonnull(mkdtemp(tree_root));
+}
+
+void tree_put(const char *rel, const char *text)
+{
+	char p[1024];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tree_root, rel);
+	f = fopen(p, "w");
+	ck_assert_msg(f != NULL, "cannot create %s", p);
+	fputs(text, f);
+	fclose(f);
+}
+
+const char *tree_get(const char *rel)
+{
+	static char buf[4096];
+	char p[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", tree_root, rel);
+	f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+void tree_mkdir(const char *rel)
+{
+	char cmd[1100];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", tree_root, rel);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+void tree_remove(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree_root);
+	ck_assert_int_eq(system(cmd), 0);
+}
