@@ -13,6 +13,7 @@ Suite *sampler_suite(void);
 Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
 Suite *hugeperf_suite(void);
+Suite *lwkplan_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];
@@ -21,5 +22,8 @@ void tree_put(const char *rel, const char *text);
 const char *tree_get(const char *rel); /* NULL when missing */
 void tree_mkdir(const char *rel);      /* with its parents */
 void tree_remove(void);
+/* A topology fixture (testsuite/fixtures/mkfixture.sh) by machine name. */
+struct lwk_topology;
+struct lwk_topology *fixture_load(const char *machine);
 
 #endif

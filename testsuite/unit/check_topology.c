@@ -13,19 +13,6 @@
 
 static char err[512];
 
-static struct lwk_topology *load(const char *machine)
-{
-	const char *dir = getenv("FIXTURES");
-	char root[4096];
-	struct lwk_topology *t;
-
-	ck_assert_msg(dir != NULL, "FIXTURES is not set (run through make check)");
-	snprintf(root, sizeof(root), "%s/%s", dir, machine);
-	t = lwk_topology_read(root, err, sizeof(err));
-	ck_assert_msg(t != NULL, "%s: %s", machine, err);
-	return t;
-}
-
 static void assert_list(const struct lwk_cpuset *s, const char *expect)
 {
 	char buf[1024];
@@ -46,7 +33,7 @@ static void assert_map(const struct lwk_topology *t, enum lwk_slurm_socket kind,
 
 START_TEST(opteron6172)
 {
-	struct lwk_topology *t = load("opteron6172");
+	struct lwk_topology *t = fixture_load("opteron6172");
 	unsigned s, c;
 
 	ck_assert_uint_eq(t->npackages, 4);
@@ -82,7 +69,7 @@ END_TEST
 
 START_TEST(xeon2s_ht)
 {
-	struct lwk_topology *t = load("xeon2s-ht");
+	struct lwk_topology *t = fixture_load("xeon2s-ht");
 	unsigned s, c;
 
 	ck_assert_uint_eq(t->npackages, 2);
@@ -109,7 +96,7 @@ END_TEST
 
 START_TEST(epyc7702)
 {
-	struct lwk_topology *t = load("epyc7702");
+	struct lwk_topology *t = fixture_load("epyc7702");
 	unsigned s, c;
 
 	ck_assert_uint_eq(t->npackages, 2);
@@ -136,7 +123,7 @@ END_TEST
 
 START_TEST(vm2)
 {
-	struct lwk_topology *t = load("vm2");
+	struct lwk_topology *t = fixture_load("vm2");
 
 	ck_assert_uint_eq(t->ncpus, 2);
 	ck_assert_uint_eq(t->ncores, 2);
@@ -151,7 +138,7 @@ END_TEST
 
 START_TEST(guest8)
 {
-	struct lwk_topology *t = load("guest8");
+	struct lwk_topology *t = fixture_load("guest8");
 
 	/* L3 per die, NUMA per socket: 4 dies, 2 on each NUMA node. */
 	ck_assert_uint_eq(t->ndies, 4);
@@ -196,7 +183,7 @@ END_TEST
 /* Abstract indices past the hardware never map to a CPU. */
 START_TEST(map_refuses_foreign_cores)
 {
-	struct lwk_topology *t = load("vm2");
+	struct lwk_topology *t = fixture_load("vm2");
 	struct lwk_cpuset cpus;
 
 	ck_assert_int_eq(lwk_topology_map_slurm_cores(t, LWK_SOCKET_PACKAGE, "0-3", &cpus, err,

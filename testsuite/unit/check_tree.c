@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "check_lwk.h"
+#include "topology.h"
 
 char tree_root[256];
 
@@ -58,4 +59,17 @@ void tree_remove(void)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree_root);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+struct lwk_topology *fixture_load(const char *machine)
+{
+	const char *dir = getenv("FIXTURES");
+	char root[4096], err[512];
+	struct lwk_topology *t;
+
+	ck_assert_msg(dir != NULL, "FIXTURES is not set (run through make check)");
+	snprintf(root, sizeof(root), "%s/%s", dir, machine);
+	t = lwk_topology_read(root, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s: %s", machine, err);
+	return t;
 }

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --lwk plan over every topology fixture. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_lwk.h"
+#include "lwkplan.h"
+#include "options.h"
+#include "topology.h"
+
+static char err[1024];
+static const char *const machines[] = { "opteron6172", "xeon2s-ht", "epyc7702", "vm2", "guest8",
+					NULL };
+
+static struct lwk_opts opts(const char *arg)
+{
+	struct lwk_opts o;
+
+	ck_assert_msg(lwk_option_parse(&lwk_grammar_lwk, arg, &o, err, sizeof(err)) == 0, "%s: %s",
+		      arg, err);
+	return o;
+}
+
+static struct lwk_cpuset list(const char *l)
+{
+	struct lwk_cpuset s;
+
+	ck_assert_int_eq(lwk_cpulist_parse(l, LWK_MAX_CPUS, &s), 0);
+	return s;
+}
+
+static void assert_set(const struct lwk_cpuset *s, const char *expect)
+{
+	char buf[1024];
+
+	lwk_cpulist_format(s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, expect);
+}
+
+/* The first n cores of the machine, all their threads. */
+static struct lwk_cpuset first_cores(const struct lwk_topology *t, unsigned int n)
+{
+	struct lwk_cpuset s;
+
+	lwk_cpuset_zero(&s);
+	for (unsigned int i = 0; i < n && i < t->ncores; i++)
+		lwk_cpuset_or(&s, &t->cores[i].cpus);
+	return s;
+}
+
+START_TEST(os_cores_come_first_from_the_lowest_numa_node)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-7");
+	struct lwk_opts o = opts("os=1");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0");
+	assert_set(&p.app_cpus, "1-7");
+	assert_set(&p.app_nodes, "0-1");
+	ck_assert_uint_eq(p.os_cores, 1);
+	ck_assert_uint_eq(p.app_cores, 7);
+	/* A job with cores on node 1 only: its OS core is there. */
+	job = list("4-7");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "4");
+	assert_set(&p.app_cpus, "5-7");
+	assert_set(&p.app_nodes, "1");
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(whole_dies_round_os_cores_up)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-7");
+	struct lwk_opts o = opts("os=1");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0-1");
+	assert_set(&p.app_cpus, "2-7");
+	o = opts("os=3");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0-3");
+	assert_set(&p.app_cpus, "4-7");
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(numa_list_keeps_the_partition_on_its_nodes)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-7");
+	struct lwk_opts o = opts("os=1,numa=1");
+	struct lwk_plan p;
+	char map[256];
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	/* Node 0's cores are Linux's: the OS core and the rest of node 0. */
+	assert_set(&p.os_cpus, "0-3");
+	assert_set(&p.app_cpus, "4-7");
+	assert_set(&p.app_nodes, "1");
+	ck_assert_int_eq(lwk_plan_ikc_map(t, &p, map, sizeof(map)), 0);
+	ck_assert_str_eq(map, "4-7:0");
+	/* Asked for a node the job has no core on, or that does not exist. */
+	job = list("0-3");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "numa=1: the job has no core on that NUMA node here"));
+	o = opts("numa=5");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "numa=5: this node has no such NUMA node"));
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(impossible_requests_say_what_to_change)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-1");
+	struct lwk_opts o = opts("os=2");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "os=2 leaves no App core: the job has 2 core(s)"));
+	o = opts("os=1");
+	/* Rounded up to the whole die, one OS core takes both. */
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "rounded up to whole dies leaves no App core"));
+	/* Node 1 has 460M free of 512M: 2G over two nodes does not fit. */
+	job = list("0-7");
+	o = opts("os=1,mem=2G");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "ask for less memory (mem=)"));
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(memory_follows_the_app_cores_in_whole_hugepages)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-7");
+	struct lwk_opts o = opts("os=1,mem=700M,hugepage=2M");
+	struct lwk_plan p;
+	char arg[128];
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	/* 3 App cores on node 0, 4 on node 1: 300M and 400M. */
+	ck_assert_uint_eq(p.node_mem[0], 300ULL << 20);
+	ck_assert_uint_eq(p.node_mem[1], 400ULL << 20);
+	ck_assert_uint_eq(p.page_kb, 2048);
+	ck_assert_int_eq(lwk_plan_mem_arg(&p, arg, sizeof(arg)), 0);
+	ck_assert_str_eq(arg, "300M@0,400M@1");
+	/* Shares are rounded up to whole pages, never down. */
+	o = opts("os=1,mem=701M,hugepage=2M");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.node_mem[0] % (2 << 20), 0);
+	ck_assert_uint_eq(p.node_mem[1] % (2 << 20), 0);
+	ck_assert_uint_ge(p.node_mem[0] + p.node_mem[1], 701ULL << 20);
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(hyperthreads_stay_with_their_core)
+{
+	struct lwk_topology *t = fixture_load("xeon2s-ht");
+	struct lwk_cpuset job = first_cores(t, 4), one_thread;
+	struct lwk_opts o = opts("os=1");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert(lwk_cpuset_equal(&p.os_cpus, &t->cores[0].cpus));
+	ck_assert_uint_eq(lwk_cpuset_count(&p.os_cpus), 2);
+	ck_assert_uint_eq(lwk_cpuset_count(&p.app_cpus), 6);
+	/* Half a core is not the job's core: it is used for nothing. */
+	lwk_cpuset_zero(&one_thread);
+	lwk_cpuset_set(&one_thread, (unsigned)lwk_cpuset_first(&t->cores[4].cpus));
+	lwk_cpuset_or(&job, &one_thread);
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.app_cores, 3);
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(delegation_quota_is_a_share_of_one_core)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_cpuset job = list("0-7");
+	struct lwk_opts o = opts("os=2,deleg_cpu=150%,deleg_mem=256M");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.deleg_quota_us, 150000);
+	ck_assert_uint_eq(p.deleg_period_us, 100000);
+	ck_assert_uint_eq(p.deleg_mem, 256ULL << 20);
+	o = opts("os=1");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.deleg_quota_us, 100000); /* the default: one core */
+	lwk_topology_free(t);
+}
+END_TEST
+
+/* Over every fixture and many allocations: never a CPU outside the job,
+ * OS and App disjoint, whole cores, App memory only on App nodes. */
+START_TEST(never_outside_the_allocation_on_any_machine)
+{
+	srand(7);
+	for (const char *const *m = machines; *m; m++) {
+		struct lwk_topology *t = fixture_load(*m);
+
+		for (int round = 0; round < 200; round++) {
+			struct lwk_cpuset job, both, inside;
+			struct lwk_plan p;
+			struct lwk_opts o;
+			char arg[64];
+			unsigned int ncores = 0;
+
+			lwk_cpuset_zero(&job);
+			for (unsigned int i = 0; i < t->ncores; i++)
+				if (rand() % 3) {
+					lwk_cpuset_or(&job, &t->cores[i].cpus);
+					ncores++;
+				}
+			snprintf(arg, sizeof(arg), "os=%u,mem=%dM", 1 + (unsigned)rand() % 4,
+				 rand() % 3 ? 0 : 64);
+			o = opts(arg);
+			if (lwk_plan_make(t, &job, &o, rand() % 2, &p, err, sizeof(err))) {
+				ck_assert_msg(strstr(err, "lwk: --lwk: ") == err, "%s: %s", *m, err);
+				continue;
+			}
+			/* os + app inside the job, and disjoint. */
+			both = p.os_cpus;
+			lwk_cpuset_or(&both, &p.app_cpus);
+			inside = both;
+			lwk_cpuset_and(&inside, &job);
+			ck_assert_msg(lwk_cpuset_equal(&inside, &both), "%s %s: a CPU outside the job",
+				      *m, arg);
+			ck_assert_uint_eq(lwk_cpuset_count(&both), lwk_cpuset_count(&p.os_cpus) +
+									   lwk_cpuset_count(&p.app_cpus));
+			ck_assert_uint_ge(p.os_cores, o.os_cores);
+			ck_assert_uint_gt(p.app_cores, 0);
+			ck_assert_uint_eq(p.os_cores + p.app_cores, ncores);
+			for (int n = 0; n < LWK_MAX_NUMA; n++)
+				if (p.node_mem[n])
+					ck_assert(lwk_cpuset_isset(&p.app_nodes, (unsigned)n));
+		}
+		lwk_topology_free(t);
+	}
+}
+END_TEST
+
+Suite *lwkplan_suite(void)
+{
+	Suite *s = suite_create("lwkplan");
+	TCase *tc = tcase_create("plan");
+
+	tcase_add_test(tc, os_cores_come_first_from_the_lowest_numa_node);
+	tcase_add_test(tc, whole_dies_round_os_cores_up);
+	tcase_add_test(tc, numa_list_keeps_the_partition_on_its_nodes);
+	tcase_add_test(tc, impossible_requests_say_what_to_change);
+	tcase_add_test(tc, memory_follows_the_app_cores_in_whole_hugepages);
+	tcase_add_test(tc, hyperthreads_stay_with_their_core);
+	tcase_add_test(tc, delegation_quota_is_a_share_of_one_core);
+	tcase_add_test(tc, never_outside_the_allocation_on_any_machine);
+	suite_add_tcase(s, tc);
+	return s;
+}
