@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz the parsers that read what users and admins write: the three
- * option grammars, the plugstack arguments and cpulists.  Invariants:
+ * option grammars, the plugstack arguments and cpulists; and what the
+ * plugin reads back from the kernel or its own state (/proc/<pid>/stat,
+ * taskstats replies, memory.numa_stat, saved IRQ affinities).  Invariants:
  * no crash or sanitizer report; every refusal says "lwk: ..."; every
  * accepted value prints in a form that parses back to the same value.
  *
@@ -14,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "config.h"
+#include "irqaff.h"
 #include "cpulist.h"
 #include "options.h"
 #include "procstat.h"
@@ -41,11 +45,11 @@ static void one(uint8_t sel, const char *text)
 	char err[512];
 
 	err[0] = '\0';
-	switch (sel % 7) {
+	switch (sel % 8) {
 	case 0:
 	case 1:
 	case 2: {
-		const struct lwk_option_grammar *g = grammars[sel % 7];
+		const struct lwk_option_grammar *g = grammars[sel % 8];
 		union {
 			struct lwk_opts l;
 			struct lwk_syncmon_opts s;
@@ -104,6 +108,19 @@ static void one(uint8_t sel, const char *text)
 	}
 	case 6:
 		break; /* raw bytes: see LLVMFuzzerTestOneInput */
+	case 7: {
+		/* memory.numa_stat text and the saved IRQ affinity state: parse
+		 * or refuse, never write past the node array; restoring into a
+		 * proc root that does not exist writes nothing. */
+		static const char *const keys[] = { "anon", "file", "total", NULL };
+		uint64_t nodes[LWK_MAX_NUMA];
+		int rc;
+
+		(void)lwk_parse_numa_stat(text, keys, 4096, nodes);
+		rc = lwk_irq_restore("/nonexistent-lwk-fuzz", text, err, sizeof(err));
+		CHECK(rc >= 0 || strncmp(err, "lwk: ", 5) == 0);
+		break;
+	}
 	}
 }
 
@@ -139,6 +156,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifndef LWK_LIBFUZZER
 static const char *const seeds[] = {
+	"anon N0=4096 N1=8192\nfile N0=0 N1=12\n",
+	"total=3 N0=1 N1=2\n",
+	"24 0-7\n25 4\n",
 	"os=2,mem=4G,numa=0:2-3,backend=linux,hugepage=1G,deleg_mem=128M,deleg_cpu=50%",
 	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
 	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",

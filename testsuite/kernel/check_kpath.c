@@ -31,6 +31,7 @@
 
 #include "cgroup.h"
 #include "hugepages.h"
+#include "irqaff.h"
 #include "perfcount.h"
 #include "topology.h"
 
@@ -213,6 +214,62 @@ static void check_topology(const struct lwk_topology *t, int expect_dies, int ex
 	if (!expect_dies && !expect_numa)
 		OK(t->ncpus > 0 && t->ndies > 0, "topology: %d CPUs, %d dies, %d NUMA nodes read",
 		   t->ncpus, t->ndies, t->nnuma);
+}
+
+/* IRQs off the last CPUs of the machine (the App cores of a partition)
+ * and back: the kernel takes the new lists, and restore puts back each. */
+static void check_irqs(const struct lwk_topology *t)
+{
+	struct lwk_cpuset app, os = t->online;
+	struct lwk_irq_result r;
+	static char save[65536];
+	const char *line;
+	int bad = 0, last = -1;
+
+	if (t->ncpus < 2) {
+		SKIP("[irq] IRQ affinity: one CPU, no App core to keep IRQs off");
+		return;
+	}
+	/* App: the last NUMA node's CPUs, or the last CPU on one node. */
+	if (t->nnuma > 1) {
+		app = t->numa[t->nnuma - 1].cpus;
+	} else {
+		for (int c = lwk_cpuset_first(&os); c >= 0; c = lwk_cpuset_next(&os, c))
+			last = c;
+		lwk_cpuset_zero(&app);
+		lwk_cpuset_set(&app, (unsigned)last);
+	}
+	for (int c = lwk_cpuset_first(&app); c >= 0; c = lwk_cpuset_next(&app, c))
+		if (lwk_cpuset_isset(&os, (unsigned)c))
+			os.bits[c / 64] &= ~(1ULL << (c % 64));
+	save[0] = '\0';
+	if (lwk_irq_move_off("/proc", &app, &os, save, sizeof(save), &r, err, sizeof(err))) {
+		OK(0, "[irq] IRQ affinity: %s", err);
+		lwk_irq_restore("/proc", save, err, sizeof(err));
+		return;
+	}
+	for (line = save; *line; line = strchr(line, '\n') + 1) {
+		char p[128], now[4096];
+		struct lwk_cpuset cur;
+		int irq = atoi(line), fd;
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irq);
+		fd = open(p, O_RDONLY);
+		n = fd >= 0 ? read(fd, now, sizeof(now) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0 || (now[n] = '\0', lwk_cpulist_parse(now, LWK_MAX_CPUS, &cur))) {
+			bad++;
+			continue;
+		}
+		lwk_cpuset_and(&cur, &app);
+		bad += lwk_cpuset_count(&cur) != 0;
+	}
+	OK(bad == 0, "[irq] IRQ affinity: %u IRQs moved off the App CPUs (%u refused by the kernel, "
+	   "%u already off), %d still on them", r.moved, r.refused, r.untouched, bad);
+	OK(lwk_irq_restore("/proc", save, err, sizeof(err)) == 0,
+	   "[irq] IRQ affinity: all %u restored", r.moved);
 }
 
 int main(int argc, char **argv)
@@ -482,6 +539,8 @@ int main(int argc, char **argv)
 	OK(lwk_cgroup_remove(&cg, err, sizeof(err)) == 0, "cgroup: removed %s", err);
 
 perf_task:
+	check_irqs(t);
+
 	/* Hardware counters: present on real machines, absent under TCG
 	 * and on this kind of VM. */
 	{

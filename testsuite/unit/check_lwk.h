@@ -14,6 +14,7 @@ Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
 Suite *hugeperf_suite(void);
 Suite *lwkplan_suite(void);
+Suite *irqaff_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];
