@@ -48,6 +48,9 @@ int lwk_cgroup_init(struct lwk_cgroup *cg, const char *root, const char *path, c
  * cgroup.subtree_control, the controllers a child needs.  An existing
  * cgroup is fine: setup is idempotent. */
 int lwk_cgroup_create(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* v2: enable in the parent's cgroup.subtree_control what the knobs need
+ * (for a cgroup someone else made, e.g. Slurm's task leaf); v1: nothing. */
+int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen);
 /* Remove the cgroup (empty of processes) and its v1 twins. */
 int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen);
 
@@ -62,6 +65,9 @@ int lwk_cgroup_set_mems(const struct lwk_cgroup *cg, const struct lwk_cpuset *me
  * sched_load_balance=0.  Fails, with the kernel's reason, where the
  * kernel leaves the partition invalid. */
 int lwk_cgroup_set_isolated(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* Back to a plain cpuset (v2 "member"; v1 not exclusive, balanced):
+ * after a refused partition.  Best effort. */
+void lwk_cgroup_clear_isolated(const struct lwk_cgroup *cg);
 /* quota_us per period_us of CPU time; quota_us 0 means no limit. */
 int lwk_cgroup_set_cpu_quota(const struct lwk_cgroup *cg, uint64_t quota_us, uint64_t period_us,
 			     char *err, size_t errlen);

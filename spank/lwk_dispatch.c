@@ -43,6 +43,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		n = lwk_syncmon_sweep(lwk_cfg.state_dir, node);
 		if (n > 0)
 			slurm_info("lwk: removed the state of %d job(s) whose sampler is gone", n);
+		lwk_sweep_partitions(node);
 	}
 	/* In every context: sbatch ignores the static spank_options table,
 	 * and slurmstepd needs the options to receive their values. */
@@ -76,6 +77,15 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	return spank_context() == S_CTX_REMOTE ? lwk_remote_task_init_privileged(sp) : 0;
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE && lwk_req.lwk_given && !lwk_req.remote_error[0]
+		       ? lwk_remote_lwk_post_fork(sp)
+		       : 0;
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)

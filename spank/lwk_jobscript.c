@@ -9,7 +9,46 @@
 #include <string.h>
 
 #include "lwk_plugin.h"
+#include "lwkpart.h"
 #include "syncmon_ctl.h"
+
+static void log_lines(uint32_t job, const char *node, char *log)
+{
+	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_info("lwk: job %u on %s: %s", job, node,
+			   strncmp(line, "lwk: ", 5) ? line : line + 5);
+}
+
+static void part_roots(struct lwk_part_roots *r, const char *node)
+{
+	r->sysfs = "/sys";
+	r->proc = "/proc";
+	r->cgroup_root = lwk_cfg.cgroup_root;
+	r->state_root = lwk_cfg.state_dir;
+	r->node = node;
+}
+
+/*
+ * slurmd starts (after its own crash, or a node's): tear down the --lwk
+ * partitions whose job has no slurmstepd left here.  A job still running
+ * (slurmstepd outlives a slurmd restart) keeps its partition.
+ */
+void lwk_sweep_partitions(const char *node)
+{
+	struct lwk_part_roots r;
+	char log[8192];
+	int n;
+
+	part_roots(&r, node);
+	n = lwk_part_sweep(&r, lwk_part_job_alive, log, sizeof(log));
+	if (n > 0) {
+		slurm_info("lwk: tore down the --lwk partitions of %d job(s) that are gone", n);
+		for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			slurm_info("%s", line);
+	}
+}
 
 int lwk_jobscript_epilog(spank_t sp)
 {
@@ -20,14 +59,21 @@ int lwk_jobscript_epilog(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
 		return 0;
 	lwk_node_name(node, sizeof(node));
+	{
+		/* --lwk first: the sampler may still be on the OS cores. */
+		struct lwk_part_roots r;
+		char plog[8192];
+
+		part_roots(&r, node);
+		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
+			log_lines(job, node, plog);
+	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));
 	if (rc < 0) {
 		slurm_error("lwk: job %u on %s: cannot stop the sampler", job, node);
 		return 0; /* never fail an epilog for this: the node would drain */
 	}
 	/* What the sampler had to say goes to the slurmd log. */
-	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		slurm_info("lwk: job %u on %s: %s", job, node, line);
+	log_lines(job, node, log);
 	return 0;
 }

@@ -39,10 +39,19 @@ void lwk_node_name(char *buf, size_t len);
 
 /* lwk_jobscript.c: prolog/epilog (S_CTX_JOB_SCRIPT) */
 int lwk_jobscript_epilog(spank_t sp);
+/* slurmd start: tear down the partitions of jobs that are gone */
+void lwk_sweep_partitions(const char *node);
 
 /* lwk_remote.c: slurmstepd (S_CTX_REMOTE) */
 int lwk_remote_post_opt(spank_t sp);
 int lwk_remote_user_init(spank_t sp);
 int lwk_remote_task_init_privileged(spank_t sp);
+
+/* lwk_remote_lwk.c: the --lwk partition in slurmstepd */
+void lwk_remote_lwk_setup(spank_t sp, const char *step);
+int lwk_remote_lwk_user_init(spank_t sp);
+int lwk_remote_lwk_post_fork(spank_t sp);
+/* The OS CPUs of the job's partition on this node, or NULL. */
+const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void);
 
 #endif

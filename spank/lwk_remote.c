@@ -134,7 +134,13 @@ static void start_sampler(spank_t sp, const char *step)
 	a.dir = dir;
 	a.options = options;
 	a.cgroup_root = lwk_cfg.cgroup_root;
-	job_cpus(sp, cpus, sizeof(cpus));
+	/* An --lwk job's sampler is one of its Linux-side helpers: on the
+	 * OS cores, off the App cores. */
+	if (lwk_remote_lwk_os_cpus() &&
+	    lwk_cpulist_format(lwk_remote_lwk_os_cpus(), cpus, sizeof(cpus)) >= sizeof(cpus))
+		cpus[0] = '\0';
+	else if (!lwk_remote_lwk_os_cpus())
+		job_cpus(sp, cpus, sizeof(cpus));
 	a.cpus = cpus[0] ? cpus : NULL;
 	rc = lwk_syncmon_start(&a, err, sizeof(err));
 	if (rc < 0)
@@ -167,6 +173,12 @@ int lwk_remote_post_opt(spank_t sp)
 		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
 		slurm_info("lwk: step %s: --%s %s", step, exports[i].option, buf);
 	}
+	if (lwk_req.lwk_given)
+		lwk_remote_lwk_setup(sp, step);
+	if (lwk_req.remote_error[0]) {
+		slurm_error("lwk: step %s: %s", step, lwk_req.remote_error);
+		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
+	}
 	if (lwk_req.syncmon_given)
 		start_sampler(sp, step);
 	return 0;
@@ -192,7 +204,7 @@ int lwk_remote_user_init(spank_t sp)
 			return -1;
 		}
 	}
-	return 0;
+	return lwk_req.lwk_given ? lwk_remote_lwk_user_init(sp) : 0;
 }
 
 int lwk_remote_task_init_privileged(spank_t sp)

@@ -7,19 +7,21 @@ LWK_DEFAULTS='os=1,mem=0,numa=auto,backend=auto,hugepage=2M,deleg_mem=128M,deleg
 
 test_srun_values_reach_every_node() {
 	[ "$LWK_NODES" -ge 2 ] || skip "needs at least 2 nodes, the cluster has $LWK_NODES"
-	srun -N "$LWK_NODES" --lwk=os=2,numa=0,deleg_cpu=150 --sync-monitor=interval=250ms \
+	srun -N "$LWK_NODES" --lwk=os=1,numa=0,deleg_cpu=150 --sync-monitor=interval=250ms \
 		bash -c 'echo "$SLURMD_NODENAME|$SLURM_LWK_REQUEST|$SLURM_SYNC_MONITOR_REQUEST|${SLURM_CASAS_REQUEST-unset}"' \
 		>"$LWK_WORK/out" 2>&1 || fail "srun failed: $(cat "$LWK_WORK/out")"
 	[ "$(cut -d'|' -f1 "$LWK_WORK/out" | sort -u | wc -l)" = "$LWK_NODES" ] ||
 		fail "expected one line from each of $LWK_NODES nodes: $(cat "$LWK_WORK/out")"
 	[ "$(cut -d'|' -f2- "$LWK_WORK/out" | sort -u)" = \
-	  "os=2,mem=0,numa=0,backend=auto,hugepage=2M,deleg_mem=128M,deleg_cpu=150%|interval=250ms,offset=0ms,source=auto,idle=1%,fullscan=20,flush=20,buffer=1M|unset" ] ||
+	  "os=1,mem=0,numa=0,backend=auto,hugepage=2M,deleg_mem=128M,deleg_cpu=150%|interval=250ms,offset=0ms,source=auto,idle=1%,fullscan=20,flush=20,buffer=1M|unset" ] ||
 		fail "nodes saw: $(cat "$LWK_WORK/out")"
 }
 
 test_a_flag_without_value_means_defaults() {
-	srun -N1 --lwk printenv SLURM_LWK_REQUEST >"$LWK_WORK/out" 2>&1 || fail "$(cat "$LWK_WORK/out")"
-	[ "$(cat "$LWK_WORK/out")" = "$LWK_DEFAULTS" ] || fail "saw: $(cat "$LWK_WORK/out")"
+	# stdout alone: srun says on stderr when it waits for a node.
+	srun -N1 --lwk printenv SLURM_LWK_REQUEST >"$LWK_WORK/out" 2>"$LWK_WORK/err" ||
+		fail "$(cat "$LWK_WORK/out" "$LWK_WORK/err")"
+	[ "$(cat "$LWK_WORK/out")" = "$LWK_DEFAULTS" ] || fail "saw: $(cat "$LWK_WORK/out" "$LWK_WORK/err")"
 }
 
 test_batch_script_and_its_steps_see_the_values() {
@@ -45,23 +47,23 @@ test_plugin_is_loaded_on_every_node() {
 	need_private
 	local name jid n
 	name=$(unique_name loaded)
-	jid=$(sbatch --parsable -J "$name" -N "$LWK_NODES" -o /dev/null --lwk=os=3 \
+	jid=$(sbatch --parsable -J "$name" -N "$LWK_NODES" -o /dev/null --lwk=os=1 \
 		--wrap "srun -N $LWK_NODES true") || fail "sbatch failed"
 	wait_job "$jid"
 	for ((n = 1; n <= LWK_NODES; n++)); do
-		assert_grep "lwk: step $jid\\.0: --lwk os=3," "$(slurmd_log "node$n")" "node$n's slurmd log"
+		assert_grep "lwk: step $jid\\.0: --lwk os=1," "$(slurmd_log "node$n")" "node$n's slurmd log"
 	done
-	assert_grep "lwk: step $jid\\.batch: --lwk os=3," "$(slurmd_log node1)" "node1's slurmd log"
+	assert_grep "lwk: step $jid\\.batch: --lwk os=1," "$(slurmd_log node1)" "node1's slurmd log"
 }
 
 test_controller_sees_the_options_in_spank_job_env() {
 	need_private
 	local name jid
 	name=$(unique_name ctld)
-	jid=$(sbatch --parsable -J "$name" -o /dev/null --lwk=os=2 --sync-monitor --wrap true) ||
+	jid=$(sbatch --parsable -J "$name" -o /dev/null --lwk=os=1 --sync-monitor --wrap true) ||
 		fail "sbatch failed"
 	wait_job "$jid"
-	assert_grep "lwk: job_submit: uid 0 name $name: --lwk=os=2 --sync-monitor \\[whole nodes\\]\$" \
+	assert_grep "lwk: job_submit: uid 0 name $name: --lwk=os=1 --sync-monitor \\[whole nodes\\]\$" \
 		"$LWK_DEV_DIR/log/slurmctld.log" "slurmctld.log"
 	name=$(unique_name plain)
 	jid=$(sbatch --parsable -J "$name" -o /dev/null --wrap true) || fail "sbatch failed"

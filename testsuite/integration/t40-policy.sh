@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The die placement policy (job_submit.lua + lwk_policy.conf) in the real
-# slurmctld.  Each declared socket is a die (2 x 2 cores on the host's
+# slurmctld.  Each declared socket is a die (1 x 2 cores on the host's
 # dev nodes, 4 x 2 on the guests); partition "dies" is die-granular
 # (CR_Socket), "cosched" co-schedules, "debug" is outside the policy.
 
@@ -13,6 +13,12 @@ geometry() {
 	die_cpus=$(($(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2) *
 		$(grep -oE 'ThreadsPerCore=[0-9]+' <<<"$line" | cut -d= -f2)))
 	node_cpus=$((dies * die_cpus))
+}
+
+# Tests of two jobs sharing a node by dies need nodes with two dies.
+need_two_dies() {
+	[ "$dies" -ge 2 ] ||
+		skip "the nodes have $dies die(s) (the host cluster's are its real CPUs); the guest cluster has 4"
 }
 
 need_policy_partitions() {
@@ -49,6 +55,7 @@ test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	need_policy_partitions
 	local a b ca cb node d whole='' sep=''
 	geometry
+	need_two_dies
 	node=$(sinfo -h -N -p dies -t idle -o %N | head -1)
 	[ -n "$node" ] || skip "no idle node in partition dies"
 	a=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
@@ -116,6 +123,7 @@ test_scontrol_update_is_rounded_too() {
 	need_policy_partitions
 	local jid
 	geometry
+	need_two_dies
 	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
 	scontrol update jobid="$jid" NumCPUs=$((die_cpus + 1)) || fail "scontrol update failed"
 	[ "$(field "$jid" NumCPUs)" = $((2 * die_cpus)) ] ||

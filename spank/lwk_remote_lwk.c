@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurmstepd (remote) for --lwk: the partition of the job on this node.
+ *
+ *   init_post_opt   (root, every step)  set it up once per job per node
+ *                                       (lwkpart.c, under the job's lock)
+ *   user_init       (before the fork)   SLURM_LWK_* for the tasks
+ *   task_post_fork  (root, per task)    the task's cgroup by its role
+ *   job epilog      (lwk_jobscript.c)   teardown
+ *
+ * A setup the job made impossible (os= too big, mem= too large) fails
+ * the job through its tasks, with the message in the job's output, not
+ * the node (lwk_remote.c, on_error).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "lwk_plugin.h"
+#include "lwkpart.h"
+#include "topology.h"
+
+static struct lwk_part part;
+static bool part_ready;
+static char node[256];
+
+static void roots(struct lwk_part_roots *r)
+{
+	lwk_node_name(node, sizeof(node));
+	r->sysfs = "/sys";
+	r->proc = "/proc";
+	r->cgroup_root = lwk_cfg.cgroup_root;
+	r->state_root = lwk_cfg.state_dir;
+	r->node = node;
+}
+
+const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void)
+{
+	return part_ready ? &part.plan.os_cpus : NULL;
+}
+
+static bool is_batch(spank_t sp)
+{
+	uint32_t step = 0;
+
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	return step == SLURM_BATCH_SCRIPT;
+}
+
+void lwk_remote_lwk_setup(spank_t sp, const char *step)
+{
+	struct lwk_part_roots r;
+	struct lwk_topology *t;
+	struct lwk_cpuset cpus;
+	char err[512], *cores = NULL, app[1024], os[1024], mems[256], hp[512];
+	uint32_t job = 0;
+	int rc;
+
+	roots(&r);
+	spank_get_item(sp, S_JOB_ID, &job);
+	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores) {
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
+			 "lwk: --lwk: Slurm gave no cores of job %u on %s", job, node);
+		return;
+	}
+	t = lwk_topology_read(r.sysfs, err, sizeof(err));
+	if (!t) {
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
+		return;
+	}
+	if (lwk_topology_map_slurm_cores(t, LWK_SOCKET_PACKAGE, cores, &cpus, err, sizeof(err)))
+		rc = -1;
+	else
+		rc = lwk_part_setup(&r, job, t, &cpus, &lwk_req.lwk, false, &part, err, sizeof(err));
+	lwk_topology_free(t);
+	if (rc < 0) {
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.400s (on %.100s)", err, node);
+		return;
+	}
+	part_ready = true;
+	if (rc == 0)
+		return; /* an earlier step of the job set it up */
+	lwk_cpulist_format(&part.plan.app_cpus, app, sizeof(app));
+	lwk_cpulist_format(&part.plan.os_cpus, os, sizeof(os));
+	lwk_cpulist_format(&part.plan.app_nodes, mems, sizeof(mems));
+	hp[0] = '\0';
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		if (part.huge_wanted[n])
+			snprintf(hp + strlen(hp), sizeof(hp) - strlen(hp), ", node %d: %ld of %ld hugepages",
+				 n, part.huge_added[n], part.huge_wanted[n]);
+	slurm_info("lwk: step %s: partition on %s: App CPUs %s, OS CPUs %s, memory nodes %s, "
+		   "%u IRQs moved off (%u refused)%s",
+		   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp);
+}
+
+int lwk_remote_lwk_user_init(spank_t sp)
+{
+	char env[8192];
+
+	if (!part_ready)
+		return 0;
+	lwk_part_env(&part, is_batch(sp) ? LWK_ROLE_DELEGATION : LWK_ROLE_APP, NULL, env,
+		     sizeof(env));
+	for (char *save = NULL, *line = strtok_r(env, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		if (spank_setenv(sp, line, eq + 1, 1) != ESPANK_SUCCESS) {
+			slurm_error("lwk: cannot set %s", line);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int lwk_remote_lwk_post_fork(spank_t sp)
+{
+	struct lwk_part_roots r;
+	char path[64], text[8192], err[512], isolation[64], where[800];
+	pid_t pid = 0;
+	uint32_t task = 0;
+	FILE *f;
+	size_t n;
+	enum lwk_part_role role;
+
+	if (!part_ready)
+		return 0;
+	roots(&r);
+	spank_get_item(sp, S_TASK_PID, &pid);
+	spank_get_item(sp, S_TASK_ID, &task);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
+	role = is_batch(sp) ? LWK_ROLE_DELEGATION : LWK_ROLE_APP;
+	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), isolation,
+			   sizeof(isolation), err, sizeof(err))) {
+		/* Its task is not yet running the job's program: failing here
+		 * fails the step, not the node. */
+		slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
+		return -1;
+	}
+	if (task == 0)
+		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s%s%s", part.job,
+			   role == LWK_ROLE_APP ? "App" : "delegation", where, node,
+			   role == LWK_ROLE_APP ? ", isolation " : "",
+			   role == LWK_ROLE_APP ? isolation : "");
+	return 0;
+}

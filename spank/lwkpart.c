@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --lwk partition of one job on one node: see lwkpart.h. */
+#include "lwkpart.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hugepages.h"
+#include "irqaff.h"
+#include "syncmon_ctl.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+#define STATE_MAX (256 * 1024)
+
+/* ---- the state file, as text (pure) ----------------------------------- */
+
+/*
+ * One line per fact, in the order things were done:
+ *
+ *   job 42
+ *   backend linux
+ *   app_cpus 2-7            os_cpus 0-1            mem_nodes 0-1
+ *   page_kb 2048            node_mem 0 314572800   deleg 134217728 100000 100000
+ *   irq 24 0-7              (an IRQ moved, with its old affinity)
+ *   irqs 12 3               (moved, refused)
+ *   huge 0 150 150          (node, pages wanted, pages added)
+ *   cgroup /slurm-lwk/node1/job_42/app   (made by the plugin)
+ *   ready
+ */
+
+static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(*o < len ? buf + *o : NULL, *o < len ? len - *o : 0, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*o += (size_t)w;
+}
+
+/* "<key><sep><list>\n"; an empty list is "-" in the state, "" for tasks. */
+static void put_list(char *buf, size_t len, size_t *o, const char *key, char sep,
+		     const struct lwk_cpuset *s)
+{
+	char list[4096];
+
+	lwk_cpulist_format(s, list, sizeof(list));
+	put(buf, len, o, "%s%c%s\n", key, sep, list[0] || sep == '=' ? list : "-");
+}
+
+/* The plan's lines (what setup decided, before it does anything). */
+size_t lwk_part_format(const struct lwk_part *p, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (len)
+		buf[0] = '\0';
+	put(buf, len, &o, "job %" PRIu32 "\nbackend %s\n", p->job, p->backend);
+	put_list(buf, len, &o, "app_cpus", ' ', &p->plan.app_cpus);
+	put_list(buf, len, &o, "os_cpus", ' ', &p->plan.os_cpus);
+	put_list(buf, len, &o, "mem_nodes", ' ', &p->plan.app_nodes);
+	put(buf, len, &o, "page_kb %lu\n", p->plan.page_kb);
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		if (p->plan.node_mem[n])
+			put(buf, len, &o, "node_mem %d %" PRIu64 "\n", n, p->plan.node_mem[n]);
+	put(buf, len, &o, "deleg %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", p->plan.deleg_mem,
+	    p->plan.deleg_quota_us, p->plan.deleg_period_us);
+	return o;
+}
+
+static int parse_list(const char *v, unsigned int max, struct lwk_cpuset *s)
+{
+	return lwk_cpulist_parse(strcmp(v, "-") ? v : "", max, s);
+}
+
+int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errlen)
+{
+	const char *line = text;
+	unsigned int lineno = 0;
+
+	memset(p, 0, sizeof(*p));
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char l[4200], key[16], v[4096];
+		unsigned long long a, b, c;
+		int node, k;
+
+		lineno++;
+		if (n >= sizeof(l))
+			return ERR("lwk: state line %u is too long", lineno);
+		memcpy(l, line, n);
+		l[n] = '\0';
+		line += n + (nl ? 1 : 0);
+		if (!l[0])
+			continue;
+		k = sscanf(l, "%15s %4095s", key, v);
+		if (!strcmp(l, "ready")) {
+			p->ready = true;
+		} else if (k != 2) {
+			return ERR("lwk: state line %u is not 'key value': %.40s", lineno, l);
+		} else if (!strcmp(key, "job")) {
+			if (sscanf(v, "%llu", &a) != 1 || a > UINT32_MAX)
+				return ERR("lwk: state line %u: bad job", lineno);
+			p->job = (uint32_t)a;
+		} else if (!strcmp(key, "backend")) {
+			snprintf(p->backend, sizeof(p->backend), "%.15s", v);
+		} else if (!strcmp(key, "app_cpus") || !strcmp(key, "os_cpus")) {
+			if (parse_list(v, LWK_MAX_CPUS,
+				       key[0] == 'a' ? &p->plan.app_cpus : &p->plan.os_cpus))
+				return ERR("lwk: state line %u: bad CPU list", lineno);
+		} else if (!strcmp(key, "mem_nodes")) {
+			if (parse_list(v, LWK_MAX_NUMA, &p->plan.app_nodes))
+				return ERR("lwk: state line %u: bad node list", lineno);
+		} else if (!strcmp(key, "page_kb")) {
+			if (sscanf(v, "%llu", &a) != 1 || (a && a != 2048 && a != 1048576))
+				return ERR("lwk: state line %u: bad page size", lineno);
+			p->plan.page_kb = (unsigned long)a;
+		} else if (!strcmp(key, "node_mem")) {
+			if (sscanf(l, "node_mem %d %llu", &node, &a) != 2 || node < 0 ||
+			    node >= LWK_MAX_NUMA)
+				return ERR("lwk: state line %u: bad node_mem", lineno);
+			p->plan.node_mem[node] = a;
+		} else if (!strcmp(key, "deleg")) {
+			if (sscanf(l, "deleg %llu %llu %llu", &a, &b, &c) != 3)
+				return ERR("lwk: state line %u: bad deleg", lineno);
+			p->plan.deleg_mem = a;
+			p->plan.deleg_quota_us = b;
+			p->plan.deleg_period_us = c;
+		} else if (!strcmp(key, "irqs")) {
+			if (sscanf(l, "irqs %llu %llu", &a, &b) != 2 || a > UINT32_MAX || b > UINT32_MAX)
+				return ERR("lwk: state line %u: bad irqs", lineno);
+			p->irq_moved = (unsigned int)a;
+			p->irq_refused = (unsigned int)b;
+		} else if (!strcmp(key, "huge")) {
+			if (sscanf(l, "huge %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
+			    node >= LWK_MAX_NUMA || a > LONG_MAX || b > a)
+				return ERR("lwk: state line %u: bad huge", lineno);
+			p->huge_wanted[node] = (long)a;
+			p->huge_added[node] = (long)b;
+		} else if (strcmp(key, "irq") && strcmp(key, "cgroup")) {
+			/* irq and cgroup lines are the teardown's. */
+			return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
+		}
+	}
+	return 0;
+}
+
+/* ---- what the tasks see (pure) ---------------------------------------- */
+
+size_t lwk_part_env(const struct lwk_part *p, enum lwk_part_role role, const char *isolation,
+		    char *buf, size_t len)
+{
+	size_t o = 0;
+	char mem[1024];
+	bool huge = false;
+
+	if (len)
+		buf[0] = '\0';
+	put_list(buf, len, &o, "SLURM_LWK_APP_CPUS", '=', &p->plan.app_cpus);
+	put_list(buf, len, &o, "SLURM_LWK_OS_CPUS", '=', &p->plan.os_cpus);
+	put_list(buf, len, &o, "SLURM_LWK_MEM_NODES", '=', &p->plan.app_nodes);
+	put(buf, len, &o, "SLURM_LWK_BACKEND=%s\n", p->backend);
+	put(buf, len, &o, "SLURM_LWK_ROLE=%s\n", role == LWK_ROLE_APP ? "app" : "delegation");
+	if (isolation && *isolation)
+		put(buf, len, &o, "SLURM_LWK_ISOLATION=%s\n", isolation);
+	if (lwk_plan_mem_arg(&p->plan, mem, sizeof(mem)) == 0 && mem[0])
+		put(buf, len, &o, "SLURM_LWK_MEM=%s\n", mem);
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		huge |= p->huge_wanted[n] > 0;
+	if (huge) {
+		/* "2048kB:0=150/150,1=120/150": pages got/asked per node. */
+		const char *sep = ":";
+
+		put(buf, len, &o, "SLURM_LWK_HUGEPAGES=%lukB", p->plan.page_kb);
+		for (int n = 0; n < LWK_MAX_NUMA; n++) {
+			if (!p->huge_wanted[n])
+				continue;
+			put(buf, len, &o, "%s%d=%ld/%ld", sep, n, p->huge_added[n], p->huge_wanted[n]);
+			sep = ",";
+		}
+		put(buf, len, &o, "\n");
+	}
+	return o;
+}
+
+/* ---- state files (root's, in <state_root>/<node>/<job>/) -------------- */
+
+static void state_file(const struct lwk_part_roots *r, uint32_t job, const char *name, char *out,
+		       size_t len)
+{
+	snprintf(out, len, "%s/%s/%" PRIu32 "/%s", r->state_root, r->node, job, name);
+}
+
+/* The job's lock, taken (blocking): the fd, or -1. */
+static int lock_job(const struct lwk_part_roots *r, uint32_t job, bool create, char *err,
+		    size_t errlen)
+{
+	char dir[4096], path[4200];
+	int fd;
+
+	if (create) {
+		if (lwk_state_dir(r->state_root, r->node, job, dir, sizeof(dir), err, errlen))
+			return -1;
+	}
+	state_file(r, job, "lwk.lock", path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+	if (fd < 0) {
+		if (create || errno != ENOENT)
+			snprintf(err, errlen, "lwk: cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+/* Read the state text; 0 (text, possibly empty when there is none) or -1. */
+static int read_state(const struct lwk_part_roots *r, uint32_t job, char *buf, size_t len)
+{
+	char path[4200];
+	int fd;
+	size_t n = 0;
+	ssize_t got;
+
+	buf[0] = '\0';
+	state_file(r, job, "lwk.state", path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	while (n < len - 1 && (got = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	return 0;
+}
+
+static int append_state(const struct lwk_part_roots *r, uint32_t job, const char *text, char *err,
+			size_t errlen)
+{
+	char path[4200];
+	size_t len = strlen(text);
+	int fd;
+
+	state_file(r, job, "lwk.state", path, sizeof(path));
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
+		snprintf(err, errlen, "lwk: cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void logf_(char *log, size_t loglen, const char *fmt, ...)
+{
+	size_t o = log && loglen ? strlen(log) : 0;
+	va_list ap;
+
+	if (!log || o + 1 >= loglen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(log + o, loglen - o, fmt, ap);
+	va_end(ap);
+	o = strlen(log);
+	if (o + 1 < loglen) {
+		log[o] = '\n';
+		log[o + 1] = '\0';
+	}
+}
+
+/* ---- the plugin's own cgroups ------------------------------------------ */
+
+/* Kill what is in the cgroup (v2: cgroup.kill where the kernel has it)
+ * and wait, up to ~2 s, for it to be empty. */
+static void empty_cgroup(const struct lwk_cgroup *cg)
+{
+	char dir[1100], path[1200], buf[8192];
+
+	snprintf(dir, sizeof(dir), "%s%s%s", cg->root, cg->version == LWK_CGROUP_V1 ? "/cpuset" : "",
+		 cg->path);
+	for (int round = 0; round < 200; round++) {
+		int fd;
+		ssize_t n;
+		bool any = false;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *s = buf, *end; *s; s = end) {
+			long pid = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			if (pid > 1) {
+				kill((pid_t)pid, SIGKILL);
+				any = true;
+			}
+		}
+		if (!any)
+			return;
+		{
+			struct timespec t = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&t, NULL);
+		}
+	}
+}
+
+/* The own cgroups the state records, removed deepest first. */
+static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state, char *log,
+			      size_t loglen)
+{
+	const char *line = state;
+	char paths[16][800];
+	int n = 0, rc = 0;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (len > 7 && len < 7 + sizeof(paths[0]) && !strncmp(line, "cgroup ", 7) && n < 16) {
+			memcpy(paths[n], line + 7, len - 7);
+			paths[n++][len - 7] = '\0';
+		}
+		line += len + (nl ? 1 : 0);
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		struct lwk_cgroup cg;
+		char err[512];
+
+		/* Only what this plugin makes: never a cgroup of Slurm's. */
+		if (strncmp(paths[i], "/slurm-lwk/", 11) ||
+		    lwk_cgroup_init(&cg, r->cgroup_root, paths[i], err, sizeof(err)))
+			continue;
+		empty_cgroup(&cg);
+		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
+			logf_(log, loglen, "%s", err);
+			rc = -1;
+		}
+	}
+	if (n) {
+		/* The shared levels go with their last job. */
+		char parents[2][300], err[512];
+		struct lwk_cgroup cg;
+
+		snprintf(parents[0], sizeof(parents[0]), "/slurm-lwk/%s", r->node);
+		snprintf(parents[1], sizeof(parents[1]), "/slurm-lwk");
+		for (int i = 0; i < 2; i++)
+			if (lwk_cgroup_init(&cg, r->cgroup_root, parents[i], err, sizeof(err)) == 0)
+				lwk_cgroup_remove(&cg, err, sizeof(err));
+	}
+	return rc;
+}
+
+/* ---- teardown ------------------------------------------------------------ */
+
+static int undo(const struct lwk_part_roots *r, const char *state, char *log,
+		size_t loglen)
+{
+	struct lwk_part p;
+	char err[512], *irqs;
+	size_t o = 0;
+	int rc = 0, left;
+
+	if (lwk_part_parse(state, &p, err, sizeof(err))) {
+		/* Still undo what can be read: the IRQ and cgroup lines. */
+		logf_(log, loglen, "%s", err);
+		memset(&p, 0, sizeof(p));
+	}
+	if (remove_own_cgroups(r, state, log, loglen))
+		rc = -1;
+	for (int n = 0; n < LWK_MAX_NUMA; n++) {
+		struct lwk_hugepages h = { .node = n, .page_kb = p.plan.page_kb,
+					   .added = p.huge_added[n] };
+
+		if (!h.added || !h.page_kb)
+			continue;
+		if (lwk_hugepages_release(r->sysfs, &h, err, sizeof(err))) {
+			logf_(log, loglen, "%s", err);
+			rc = -1;
+		} else {
+			logf_(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
+			      h.page_kb, n);
+		}
+	}
+	/* The "irq <n> <list>" lines, as irqaff saved them. */
+	irqs = malloc(strlen(state) + 1);
+	if (!irqs)
+		return -1;
+	for (const char *line = state; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+
+		if (!strncmp(line, "irq ", 4)) {
+			memcpy(irqs + o, line + 4, len - 4);
+			o += len - 4;
+		}
+		line += len;
+	}
+	irqs[o] = '\0';
+	if (o) {
+		left = lwk_irq_restore(r->proc, irqs, err, sizeof(err));
+		if (left < 0) {
+			logf_(log, loglen, "%s", err);
+			rc = -1;
+		} else {
+			logf_(log, loglen, "restored the affinity of the IRQs moved%s",
+			      left ? " (some are gone or refused)" : "");
+		}
+	}
+	free(irqs);
+	return rc;
+}
+
+static void remove_state(const struct lwk_part_roots *r, uint32_t job)
+{
+	char path[4200];
+
+	state_file(r, job, "lwk.state", path, sizeof(path));
+	unlink(path);
+	state_file(r, job, "lwk.lock", path, sizeof(path));
+	unlink(path);
+	/* The directory goes when the sampler's files are gone too. */
+	snprintf(path, sizeof(path), "%s/%s/%" PRIu32, r->state_root, r->node, job);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/%s", r->state_root, r->node);
+	rmdir(path);
+}
+
+int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, size_t loglen)
+{
+	char err[512], *state;
+	int fd, rc;
+
+	if (log && loglen)
+		log[0] = '\0';
+	fd = lock_job(r, job, false, err, sizeof(err));
+	if (fd < 0)
+		return 0; /* no --lwk here: one failed open() */
+	state = malloc(STATE_MAX);
+	if (!state || read_state(r, job, state, STATE_MAX)) {
+		free(state);
+		close(fd);
+		logf_(log, loglen, "lwk: job %" PRIu32 ": cannot read its state", job);
+		return -1;
+	}
+	rc = undo(r, state, log, loglen);
+	free(state);
+	/* Undone or not, a second try would do the same: what failed is
+	 * logged for the admin. */
+	remove_state(r, job);
+	close(fd);
+	return rc < 0 ? -1 : 1;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
+		    const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
+		    struct lwk_part *p, char *err, size_t errlen)
+{
+	char *save, line[128];
+	size_t cap = 64 * 1024;
+	struct lwk_irq_result ir = { 0 };
+
+	memset(p, 0, sizeof(*p));
+	p->job = job;
+	if (o->backend == LWK_BACKEND_MCKERNEL)
+		return ERR("lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on %s "
+			   "(no ihkconfig); use backend=linux or backend=auto", r->node);
+	snprintf(p->backend, sizeof(p->backend), "linux");
+	if (lwk_plan_make(t, job_cpus, o, whole_dies, &p->plan, err, errlen))
+		return -1;
+	{
+		char text[16384];
+
+		if (lwk_part_format(p, text, sizeof(text)) >= sizeof(text))
+			return ERR("lwk: --lwk: the plan does not fit its state file");
+		if (append_state(r, job, text, err, errlen))
+			return -1;
+	}
+
+	/* IRQs: saved into the state as they were. */
+	save = malloc(cap);
+	if (!save)
+		return ERR("lwk: out of memory");
+	if (lwk_irq_move_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, &ir, err,
+			     errlen)) {
+		free(save);
+		return -1;
+	}
+	{
+		/* Prefix each saved line with "irq ". */
+		size_t n = 0;
+		char *text;
+
+		for (const char *s = save; *s; s++)
+			n += *s == '\n';
+		text = malloc(strlen(save) + 4 * n + 64);
+		if (!text) {
+			free(save);
+			return ERR("lwk: out of memory");
+		}
+		text[0] = '\0';
+		for (char *s = save, *nl; *s; s = nl + 1) {
+			nl = strchr(s, '\n');
+			if (!nl)
+				break;
+			strcat(text, "irq ");
+			strncat(text, s, (size_t)(nl - s) + 1);
+		}
+		snprintf(line, sizeof(line), "irqs %u %u\n", ir.moved, ir.refused);
+		strcat(text, line);
+		free(save);
+		if (append_state(r, job, text, err, errlen)) {
+			free(text);
+			return -1;
+		}
+		free(text);
+		p->irq_moved = ir.moved;
+		p->irq_refused = ir.refused;
+	}
+
+	/* Hugepages for mem=, per App node, compacted first. */
+	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
+		struct lwk_hugepages h;
+		uint64_t page = (uint64_t)p->plan.page_kb * 1024;
+		long pages = (long)((p->plan.node_mem[n] + page - 1) / page);
+
+		if (!pages)
+			continue;
+		if (lwk_hugepages_reserve(r->sysfs, n, p->plan.page_kb, pages, &h, err, errlen))
+			return -1;
+		p->huge_wanted[n] = pages;
+		p->huge_added[n] = h.added;
+		snprintf(line, sizeof(line), "huge %d %ld %ld\n", n, pages, h.added);
+		if (append_state(r, job, line, err, errlen))
+			return -1;
+	}
+	if (append_state(r, job, "ready\n", err, errlen))
+		return -1;
+	p->ready = true;
+	return 1;
+}
+
+int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
+		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
+		   struct lwk_part *p, char *err, size_t errlen)
+{
+	char *state, log[2048] = "";
+	int fd, rc;
+
+	fd = lock_job(r, job, true, err, errlen);
+	if (fd < 0)
+		return -1;
+	state = malloc(STATE_MAX);
+	if (!state || read_state(r, job, state, STATE_MAX)) {
+		free(state);
+		close(fd);
+		return ERR("lwk: cannot read the state of job %" PRIu32, job);
+	}
+	if (state[0] && lwk_part_parse(state, p, err, errlen) == 0 && p->ready) {
+		free(state);
+		close(fd);
+		return 0; /* an earlier step did it */
+	}
+	if (state[0]) {
+		/* A setup cut short (slurmstepd killed in it): undo, redo. */
+		undo(r, state, log, sizeof(log));
+		state_file(r, job, "lwk.state", state, STATE_MAX);
+		unlink(state);
+	}
+	free(state);
+	rc = do_setup(r, job, t, job_cpus, o, whole_dies, p, err, errlen);
+	if (rc < 0) {
+		/* Nothing half set up: undo what the state records. */
+		state = malloc(STATE_MAX);
+		if (state && read_state(r, job, state, STATE_MAX) == 0)
+			undo(r, state, log, sizeof(log));
+		free(state);
+		remove_state(r, job);
+	}
+	close(fd);
+	return rc;
+}
+
+/* ---- sweep ---------------------------------------------------------------- */
+
+bool lwk_part_job_alive(uint32_t job)
+{
+	char want[48], path[64], buf[256];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	bool alive = false;
+	int wlen = snprintf(want, sizeof(want), "slurmstepd: [%" PRIu32 ".", job);
+
+	if (!d)
+		return true; /* cannot tell: keep it */
+	while (!alive && (e = readdir(d))) {
+		int fd;
+		ssize_t n;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		alive = !strncmp(buf, want, (size_t)wlen);
+	}
+	closedir(d);
+	return alive;
+}
+
+int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), char *log,
+		   size_t loglen)
+{
+	char dir[4096], path[4400], one[2048];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int swept = 0;
+
+	if (log && loglen)
+		log[0] = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s", r->state_root, r->node);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long job = strtoul(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || job > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/lwk.state", dir, e->d_name);
+		if (lstat(path, &st) || alive((uint32_t)job))
+			continue;
+		if (lwk_part_teardown(r, (uint32_t)job, one, sizeof(one)) != 0)
+			swept++;
+		logf_(log, loglen, "lwk: swept job %lu: %s", job, one[0] ? one : "nothing to undo");
+	}
+	closedir(d);
+	return swept;
+}
+
+/* ---- placement ------------------------------------------------------------ */
+
+/* The process's cgroup path in the unified hierarchy (v2) or the cpuset
+ * one (v1), from /proc/<pid>/cgroup text. */
+static int task_cgroup_path(const char *proc_cgroup, enum lwk_cgroup_version v, char *out,
+			    size_t len)
+{
+	for (const char *line = proc_cgroup; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char l[1024], padded[300], *ctrls, *path;
+
+		if (n < sizeof(l)) {
+			memcpy(l, line, n);
+			l[n] = '\0';
+		} else {
+			l[0] = '\0';
+		}
+		line += n + (nl ? 1 : 0);
+		/* "<id>:<controllers>:<path>" */
+		ctrls = strchr(l, ':');
+		path = ctrls ? strchr(ctrls + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		*ctrls++ = '\0';
+		snprintf(padded, sizeof(padded), ",%s,", ctrls);
+		if (v == LWK_CGROUP_V2 ? strcmp(l, "0") || ctrls[0] : !strstr(padded, ",cpuset,"))
+			continue;
+		if (path[0] != '/' || strlen(path) >= len)
+			return -1;
+		snprintf(out, len, "%s", path);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Slurm's cgroup of the step that holds a task at path (v2:
+ * .../job_<id>/step_<s>/user/task_<t>, v1: .../job_<id>/step_<s>): the
+ * step's "user" cgroup on v2 (the parent of every task leaf, which Slurm
+ * gave the step's CPUs), step_<s> itself on v1.  -1 when the path is not
+ * inside this job's cgroup (Slurm made none).
+ */
+static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_version v, char *out,
+			     size_t len)
+{
+	char want[32];
+	size_t w = (size_t)snprintf(want, sizeof(want), "/job_%" PRIu32 "/", job);
+	const char *s = strstr(path, want), *step, *end;
+
+	if (!s)
+		return -1;
+	step = s + w;
+	if (strncmp(step, "step_", 5))
+		return -1;
+	end = strchr(step, '/');
+	if (!end)
+		end = step + strlen(step);
+	if ((size_t)(end - path) + 6 >= len)
+		return -1;
+	snprintf(out, len, "%.*s%s", (int)(end - path), path, v == LWK_CGROUP_V2 ? "/user" : "");
+	return 0;
+}
+
+/* The plugin's own cgroup for a role, made (each level) and recorded. */
+static int own_cgroup(const struct lwk_part_roots *r, const struct lwk_part *p,
+		      enum lwk_part_role role, struct lwk_cgroup *cg, char *err, size_t errlen)
+{
+	char levels[3][600], *state, rec[700];
+	int fd, rc = 0;
+
+	snprintf(levels[0], sizeof(levels[0]), "/slurm-lwk");
+	snprintf(levels[1], sizeof(levels[1]), "/slurm-lwk/%s", r->node);
+	snprintf(levels[2], sizeof(levels[2]), "/slurm-lwk/%s/job_%" PRIu32, r->node, p->job);
+	fd = lock_job(r, p->job, false, err, errlen);
+	if (fd < 0)
+		return ERR("lwk: job %" PRIu32 " has no --lwk state on %s", p->job, r->node);
+	for (int i = 0; i < 3 && !rc; i++)
+		if (lwk_cgroup_init(cg, r->cgroup_root, levels[i], err, errlen) ||
+		    lwk_cgroup_create(cg, err, errlen))
+			rc = -1;
+	snprintf(rec, sizeof(rec), "%s/%s", levels[2], role == LWK_ROLE_APP ? "app" : "delegation");
+	if (!rc && (lwk_cgroup_init(cg, r->cgroup_root, rec, err, errlen) ||
+		    lwk_cgroup_create(cg, err, errlen)))
+		rc = -1;
+	/* Record the job's level and the role's, once each: the teardown
+	 * removes them, deepest first. */
+	state = malloc(STATE_MAX);
+	if (!state || read_state(r, p->job, state, STATE_MAX))
+		rc = ERR("lwk: cannot read the state of job %" PRIu32, p->job);
+	for (int i = 0; !rc && i < 2; i++) {
+		char line[720];
+		const char *path = i ? rec : levels[2];
+
+		snprintf(line, sizeof(line), "cgroup %s\n", path);
+		if (!strstr(state, line) && append_state(r, p->job, line, err, errlen))
+			rc = -1;
+	}
+	free(state);
+	close(fd);
+	return rc;
+}
+
+int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
+		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	struct lwk_cgroup cg;
+	char path[768], step[768];
+
+	snprintf(isolation, isolen, "none");
+	if (v == LWK_CGROUP_NONE)
+		return ERR("lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under %s on %s",
+			   r->cgroup_root, r->node);
+	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
+	    slurm_step_cgroup(path, p->job, v, step, sizeof(step)) == 0) {
+		/* Slurm's cgroup of the step: Slurm keeps tracking,
+		 * signalling and removing it. */
+		if (lwk_cgroup_init(&cg, r->cgroup_root, step, err, errlen) ||
+		    lwk_cgroup_enable(&cg, err, errlen))
+			return -1;
+	} else if (own_cgroup(r, p, role, &cg, err, errlen) ||
+		   lwk_cgroup_attach(&cg, pid, err, errlen)) {
+		return -1;
+	}
+	snprintf(where, wherelen, "%s", cg.path);
+	if (role == LWK_ROLE_DELEGATION)
+		return lwk_cgroup_set_cpus(&cg, &p->plan.os_cpus, err, errlen) ||
+		       lwk_cgroup_set_memory_max(&cg, p->plan.deleg_mem, err, errlen) ||
+		       lwk_cgroup_set_cpu_quota(&cg, p->plan.deleg_quota_us, p->plan.deleg_period_us,
+						err, errlen) ? -1 : 0;
+	if (lwk_cgroup_set_mems(&cg, &p->plan.app_nodes, err, errlen) ||
+	    lwk_cgroup_set_cpus(&cg, &p->plan.app_cpus, err, errlen))
+		return -1;
+	{
+		char why[512];
+
+		if (lwk_cgroup_set_isolated(&cg, why, sizeof(why)) == 0) {
+			snprintf(isolation, isolen, "isolated");
+		} else {
+			/* The kernel wants every ancestor to be a partition
+			 * root (v2) or exclusive (v1), which Slurm's cgroups
+			 * are not: the App cores stay a plain cpuset. */
+			lwk_cgroup_clear_isolated(&cg);
+			snprintf(isolation, isolen, "cpuset");
+		}
+	}
+	return 0;
+}

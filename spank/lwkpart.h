@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The --lwk partition of one job on one node, backend linux: set up once
+ * per job per node (whichever step comes first), used by every task of
+ * the job, torn down by the job epilog or a sweep.
+ *
+ * Setup, under an flock on <state>/<node>/<job>/lwk.lock:
+ *   1. the plan (lwkplan.c) from the job's CPUs on the node;
+ *   2. IRQ affinity moved off the App CPUs (irqaff.c);
+ *   3. hugepages reserved on each App NUMA node for mem= (hugepages.c);
+ *   4. the state file lwk.state, one line per thing done, written as it
+ *      is done, so that a teardown after a crash undoes exactly that.
+ * A failed setup undoes what it did before it returns.  A second setup
+ * of the same job reads the state and does nothing else.
+ *
+ * Placement, of each task by slurmstepd after Slurm moved it into its
+ * cgroup and set its affinity, before it execs (slurm_spank_task_post_fork),
+ * by the task's role:
+ *   app         (the tasks of the job's srun steps): cpus = App CPUs,
+ *               mems = App NUMA nodes, an isolated partition where the
+ *               kernel allows it (else a plain cpuset, said in the log);
+ *   delegation  (the batch script and all it runs outside steps: the
+ *               job's Linux-side helpers): cpus = OS CPUs, memory limit
+ *               deleg_mem, CPU quota deleg_cpu.
+ * Where Slurm made job cgroups (task/cgroup), the knobs go on Slurm's own
+ * cgroup of the step (v2: job_<id>/step_<s>/user, the parent of the task
+ * leaves; v1: job_<id>/step_<s>), so Slurm keeps tracking, signalling and
+ * removing it; the kernel then resets the tasks' affinity to the new
+ * CPUs.  Where Slurm made none (proctrack/linuxproc), the plugin makes
+ * /slurm-lwk/<node>/job_<id>/app and .../delegation and moves the task
+ * there; the teardown kills what is left in them and removes them.
+ *
+ * No SPANK here: the glue passes plain values; every root path (sysfs,
+ * proc, cgroupfs, state) can be redirected for tests.
+ */
+#ifndef LWK_LWKPART_H
+#define LWK_LWKPART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "lwkplan.h"
+#include "options.h"
+#include "topology.h"
+
+struct lwk_part_roots {
+	const char *sysfs;	 /* /sys */
+	const char *proc;	 /* /proc */
+	const char *cgroup_root; /* /sys/fs/cgroup */
+	const char *state_root;	 /* /run/slurm-lwk */
+	const char *node;	 /* this node's name */
+};
+
+/* What was set up: the state file, read back. */
+struct lwk_part {
+	uint32_t job;
+	struct lwk_plan plan;
+	char backend[16];
+	unsigned int irq_moved, irq_refused;
+	long huge_wanted[LWK_MAX_NUMA]; /* pages of plan.page_kb per node */
+	long huge_added[LWK_MAX_NUMA];
+	bool ready; /* setup finished (else a crash cut it short) */
+};
+
+enum lwk_part_role { LWK_ROLE_APP, LWK_ROLE_DELEGATION };
+
+/*
+ * Set up the partition of `job` for the plan of job_cpus on topology t.
+ * 1: set up now; 0: it already was (p read from the state); -1: error
+ * in err, for the user, and nothing left behind.
+ */
+int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
+		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
+		   struct lwk_part *p, char *err, size_t errlen);
+
+/*
+ * Place process pid (a task of the job; its /proc/<pid>/cgroup text is
+ * proc_cgroup) in its role.  where gets the cgroup set up (a path below
+ * the cgroup root), isolation "isolated" or "cpuset" (when the kernel
+ * refused the partition).  0 or -1 with err.
+ */
+int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
+		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen);
+
+/*
+ * Undo everything the state of `job` records: kill what is left in the
+ * plugin's own cgroups and remove them, give back the hugepages, restore
+ * the IRQs; then remove the state.  What happened, a line each, goes to
+ * log.  1 torn down, 0 nothing was set up, -1 something could not be
+ * undone (said in log; the state is kept for a later sweep).
+ */
+int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, size_t loglen);
+
+/*
+ * Tear down the partitions of this node's jobs that have no process
+ * left (alive() says false): what a killed slurmd or slurmstepd left.
+ * Returns how many were torn down.
+ */
+int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), char *log,
+		   size_t loglen);
+
+/* Is a slurmstepd of job running on this host (its process title,
+ * "slurmstepd: [<job>.<step>]")? */
+bool lwk_part_job_alive(uint32_t job);
+
+/* State file text <-> struct (pure; the parser is fuzzed). */
+size_t lwk_part_format(const struct lwk_part *p, char *buf, size_t len);
+int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errlen);
+
+/* The SLURM_LWK_* variables for the tasks, "NAME=value\n" each. */
+size_t lwk_part_env(const struct lwk_part *p, enum lwk_part_role role, const char *isolation,
+		    char *buf, size_t len);
+
+#endif

@@ -1,0 +1,234 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --lwk for real: each node's partition set up by slurmstepd, the job's
+# tasks on the App cores, its batch script in the delegation cgroup on
+# the OS cores, and everything given back when the job ends, is
+# cancelled, or loses its slurmstepd.  On the host (cgroup v1, no Slurm
+# cgroups: the plugin's own) and on the guests (cgroup v2, Slurm's
+# task/cgroup layout, 2 NUMA nodes).
+
+# One line per task: node|app|os|mems|role|allowed CPUs|allowed mems|cgroup
+LWK_PROBE='echo "$SLURMD_NODENAME|$SLURM_LWK_APP_CPUS|$SLURM_LWK_OS_CPUS|$SLURM_LWK_MEM_NODES|$SLURM_LWK_ROLE|$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status)|$(sed -n "s/^Mems_allowed_list:\t//p" /proc/self/status)|$(grep -m1 -E "^0::|[:,]cpuset[:,]" /proc/self/cgroup | cut -d: -f3)"'
+
+# The probe as a script every node reads (job output dir is shared).
+probe() {
+	printf '%s\n' "$LWK_PROBE" >"$LWK_WORK/probe.sh"
+	echo "bash $LWK_WORK/probe.sh"
+}
+
+# expand LIST: "0-2,5" -> "0 1 2 5"
+expand() {
+	local part out=()
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		if [[ $part == *-* ]]; then
+			out+=($(seq "${part%-*}" "${part#*-}"))
+		elif [ -n "$part" ]; then
+			out+=("$part")
+		fi
+	done
+	echo "${out[*]}"
+}
+
+slurm_cgroups() {
+	scontrol show config | grep -q '^ProctrackType *= proctrack/cgroup'
+}
+
+# The node's cores as Slurm sees them (Sockets x CoresPerSocket).
+node_cores() {
+	local line
+	line=$(scontrol show node "$1")
+	echo $(($(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2) *
+		$(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2)))
+}
+
+# What --lwk changes on a node, to compare before and after a job.
+node_snapshot() {
+	on_node "$1" bash -c 'grep -H . /proc/irq/*/smp_affinity_list 2>/dev/null;
+		grep -H . /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages'
+}
+
+# Wait until the epilog has torn down job $2 on node $1 (it runs after
+# the job leaves squeue's running states).
+wait_teardown() {
+	local i
+	for ((i = 0; i < 80; i++)); do
+		on_node "$1" test -e "$LWK_STATE_DIR/$1/$2/lwk.state" || return 0
+		sleep 0.25
+	done
+	fail "the --lwk state of job $2 is still on $1 after 20 s"
+}
+
+# Nothing of job $2 on node $1: state, the plugin's cgroups, changes.
+assert_nothing_left() {
+	local node=$1 jid=$2 before=$3 after left
+	wait_teardown "$node" "$jid"
+	left=$(on_node "$node" bash -c "ls -d $LWK_STATE_DIR/$node/$jid /sys/fs/cgroup/slurm-lwk/$node/job_$jid \
+		/sys/fs/cgroup/*/slurm-lwk/$node/job_$jid 2>/dev/null" || true)
+	[ -z "$left" ] || fail "left behind on $node: $left"
+	after=$(node_snapshot "$node")
+	[ "$after" = "$before" ] || fail "IRQ affinity or hugepages on $node differ after job $jid: $(diff <(echo "$before") <(echo "$after") | head -8)"
+}
+
+test_tasks_run_on_the_app_cores_and_the_batch_script_on_the_os_cores() {
+	local jid n=$LWK_NODES node app os mems role cpus allowed_mems cg online p
+	p=$(probe)
+	jid=$(sbatch --parsable -N "$n" --lwk -o "$LWK_WORK/probe.out" --wrap "$p; srun -N $n $p") ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/probe.out")"
+	[ "$(grep -c '|app|' "$LWK_WORK/probe.out")" = "$n" ] ||
+		fail "expected $n App tasks: $(cat "$LWK_WORK/probe.out")"
+	[ "$(grep -c '|delegation|' "$LWK_WORK/probe.out")" = 1 ] ||
+		fail "expected the batch script as the delegation: $(cat "$LWK_WORK/probe.out")"
+	while IFS='|' read -r node app os mems role cpus allowed_mems cg; do
+		[ -n "$app" ] && [ -n "$os" ] || fail "$node: no App or OS CPUs: '$app' '$os'"
+		online=$(on_node "$node" cat /sys/devices/system/cpu/online)
+		# The split is the node's CPUs, each on one side.
+		[ "$(tr ' ' '\n' <<<"$(expand "$app") $(expand "$os")" | sort -n | tr '\n' ' ')" = \
+		  "$(tr ' ' '\n' <<<"$(expand "$online")" | sort -n | tr '\n' ' ')" ] ||
+			fail "$node: App $app + OS $os is not the node's CPUs $online, once each"
+		if [ "$role" = app ]; then
+			[ "$cpus" = "$app" ] || fail "$node: an App task may run on CPUs $cpus, not only $app"
+			[ "$allowed_mems" = "$mems" ] || fail "$node: an App task may use memory nodes $allowed_mems, not only $mems"
+			if slurm_cgroups; then
+				[[ $cg == */job_$jid/step_0/user/task_* ]] || fail "$node: App task in $cg, not Slurm's step cgroup"
+			else
+				[ "$cg" = "/slurm-lwk/$node/job_$jid/app" ] || fail "$node: App task in $cg"
+			fi
+		else
+			[ "$cpus" = "$os" ] || fail "$node: the batch script may run on CPUs $cpus, not only the OS CPUs $os"
+			if slurm_cgroups; then
+				[[ $cg == */job_$jid/step_batch/user/task_* ]] || fail "$node: batch script in $cg"
+			else
+				[ "$cg" = "/slurm-lwk/$node/job_$jid/delegation" ] || fail "$node: batch script in $cg"
+			fi
+		fi
+	done <"$LWK_WORK/probe.out"
+}
+
+test_the_delegation_cgroup_limits_memory_and_cpu() {
+	local jid
+	# 200 MiB through tail (it keeps the whole line) in each role.
+	jid=$(sbatch --parsable -N1 --lwk=deleg_mem=48M,deleg_cpu=50 -o "$LWK_WORK/deleg.out" \
+		--wrap 'head -c 200M /dev/zero | tail >/dev/null; echo "batch=$?";
+			d=$(grep -m1 -E "^0::|[:,]cpu[:,]" /proc/self/cgroup | cut -d: -f3);
+			for f in /sys/fs/cgroup$d/cpu.max /sys/fs/cgroup$(dirname $d)/cpu.max /sys/fs/cgroup/cpu$d/cpu.cfs_quota_us; do
+				[ -r $f ] && cat $f; done;
+			srun bash -c "head -c 200M /dev/zero | tail >/dev/null; echo step=\$?"') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	assert_grep '^batch=137$' "$LWK_WORK/deleg.out" "the batch script over deleg_mem=48M (killed)"
+	assert_grep '^step=0$' "$LWK_WORK/deleg.out" "the App step (not limited)"
+	assert_grep '^50000( 100000)?$' "$LWK_WORK/deleg.out" "the delegation CPU quota for deleg_cpu=50"
+}
+
+test_an_impossible_request_fails_the_job_not_the_node() {
+	local cores name jid
+	cores=$(node_cores node1)
+	name=$(unique_name lwkbig)
+	run_expect_fail "$LWK_WORK/err" srun -J "$name" -N1 -w node1 --lwk=os="$cores" true
+	assert_grep "lwk: --lwk: os=$cores leaves no App core: the job has $cores core\(s\) on this node" "$LWK_WORK/err"
+	all_nodes_usable
+	jid=$(squeue -h -t all -n "$name" -o %i | head -1)
+	[ -n "$jid" ] || fail "no job named $name"
+	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "state of job $jid left on node1"
+}
+
+test_steps_share_one_partition() {
+	need_private
+	local jid
+	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/steps.out" -e "$LWK_WORK/steps.err" \
+		--wrap 'srun printenv SLURM_LWK_APP_CPUS; srun printenv SLURM_LWK_APP_CPUS & srun printenv SLURM_LWK_APP_CPUS & wait') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/steps.out")"
+	[ "$(sort -u "$LWK_WORK/steps.out" | wc -l)" = 1 ] && [ "$(wc -l <"$LWK_WORK/steps.out")" = 3 ] ||
+		fail "3 steps should see one partition: $(cat "$LWK_WORK/steps.out")"
+	[ "$(grep -c "lwk: step $jid\.[a-z0-9]*: partition on node1" "$(slurmd_log node1)")" = 1 ] ||
+		fail "the partition was set up $(grep -c "lwk: step $jid\." "$(slurmd_log node1)") times, not once"
+}
+
+test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
+	need_private
+	local before jid during line
+	before=$(node_snapshot node1)
+	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$LWK_WORK/huge.out" \
+		--wrap 'printenv SLURM_LWK_HUGEPAGES SLURM_LWK_MEM; grep -H . /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/huge.out")"
+	line=$(head -1 "$LWK_WORK/huge.out")
+	[[ $line =~ ^2048kB:[0-9]+=[0-9]+/[0-9]+(,[0-9]+=[0-9]+/[0-9]+)*$ ]] || fail "SLURM_LWK_HUGEPAGES=$line"
+	# Pages asked per node add up to at least 32 MiB, and the kernel
+	# gave them on this idle node.
+	local asked=0 got=0 pair
+	for pair in $(tr ',' ' ' <<<"${line#2048kB:}"); do
+		got=$((got + $(cut -d= -f2 <<<"$pair" | cut -d/ -f1)))
+		asked=$((asked + ${pair#*/}))
+	done
+	[ "$asked" -ge 16 ] && [ "$got" = "$asked" ] || fail "hugepages: got $got of $asked (want >= 16)"
+	during=$(grep nr_hugepages "$LWK_WORK/huge.out" | awk -F: '{s += $2} END {print s}')
+	[ "$during" -ge "$asked" ] || fail "the job saw $during hugepages, $asked reserved"
+	assert_nothing_left node1 "$jid" "$before"
+}
+
+test_the_app_cores_and_memory_follow_numa() {
+	local nodes jid p app os mems role cpus allowed_mems
+	nodes=$(on_node node1 bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
+	[ "$nodes" -ge 2 ] || skip "node1 has $nodes NUMA node(s); the guest cluster has 2"
+	jid=$(sbatch --parsable -N1 -w node1 --lwk=numa=1 -o "$LWK_WORK/numa.out" \
+		--wrap "srun $(probe); cat /sys/devices/system/node/node1/cpulist") ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/numa.out")"
+	IFS='|' read -r _ app os mems role cpus allowed_mems _ < <(grep '|app|' "$LWK_WORK/numa.out")
+	[ "$mems" = 1 ] && [ "$allowed_mems" = 1 ] || fail "numa=1: memory nodes $mems, allowed $allowed_mems"
+	[ "$app" = "$(tail -1 "$LWK_WORK/numa.out")" ] && [ "$cpus" = "$app" ] ||
+		fail "numa=1: App CPUs $app (allowed $cpus), node 1 has $(tail -1 "$LWK_WORK/numa.out")"
+}
+
+# Start a job holding the partition on node1; echo its id when running.
+start_held_job() {
+	local jid i
+	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap 'srun sleep 300') ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	for ((i = 0; i < 120; i++)); do
+		[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] && break
+		sleep 0.25
+	done
+	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "no partition for job $jid"
+	echo "$jid"
+}
+
+test_scancel_gives_everything_back() {
+	need_private
+	local before jid
+	before=$(node_snapshot node1)
+	jid=$(start_held_job)
+	[ "$(node_snapshot node1)" != "$before" ] || fail "job $jid changed no IRQ affinity or hugepage count"
+	scancel "$jid"
+	wait_job "$jid"
+	assert_nothing_left node1 "$jid" "$before"
+	all_nodes_usable
+}
+
+test_a_killed_slurmstepd_leaves_nothing_behind() {
+	need_private
+	local before jid left
+	before=$(node_snapshot node1)
+	jid=$(start_held_job)
+	# Both of the job's slurmstepd die without any cleanup of theirs.
+	on_node node1 pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
+	sleep 1
+	scancel "$jid"
+	wait_job "$jid"
+	assert_nothing_left node1 "$jid" "$before"
+	if ! slurm_cgroups; then
+		# The plugin's cgroups held the tasks: the teardown killed them.
+		left=$(on_node node1 pgrep -f '^sleep 300$' || true)
+		[ -z "$left" ] || fail "tasks of job $jid still run: $left"
+	fi
+	all_nodes_usable
+}
