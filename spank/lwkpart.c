@@ -505,6 +505,7 @@ static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct l
 	save = malloc(cap);
 	if (!save)
 		return ERR("lwk: out of memory");
+	save[0] = '\0'; /* lwk_irq_move_off appends */
 	if (lwk_irq_move_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, &ir, err,
 			     errlen)) {
 		free(save);

@@ -3,7 +3,8 @@
  * Fuzz the parsers that read what users and admins write: the three
  * option grammars, the plugstack arguments and cpulists; and what the
  * plugin reads back from the kernel or its own state (/proc/<pid>/stat,
- * taskstats replies, memory.numa_stat, saved IRQ affinities).  Invariants:
+ * taskstats replies, memory.numa_stat, saved IRQ affinities, the --lwk
+ * state file).  Invariants:
  * no crash or sanitizer report; every refusal says "lwk: ..."; every
  * accepted value prints in a form that parses back to the same value.
  *
@@ -19,6 +20,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "irqaff.h"
+#include "lwkpart.h"
 #include "cpulist.h"
 #include "options.h"
 #include "procstat.h"
@@ -45,11 +47,11 @@ static void one(uint8_t sel, const char *text)
 	char err[512];
 
 	err[0] = '\0';
-	switch (sel % 8) {
+	switch (sel % 9) {
 	case 0:
 	case 1:
 	case 2: {
-		const struct lwk_option_grammar *g = grammars[sel % 8];
+		const struct lwk_option_grammar *g = grammars[sel % 9];
 		union {
 			struct lwk_opts l;
 			struct lwk_syncmon_opts s;
@@ -121,6 +123,24 @@ static void one(uint8_t sel, const char *text)
 		CHECK(rc >= 0 || strncmp(err, "lwk: ", 5) == 0);
 		break;
 	}
+	case 8: {
+		/* The --lwk state file (root's, but a teardown must survive a
+		 * torn one): parse or refuse; what parses prints back to the
+		 * same plan. */
+		static struct lwk_part p, q;
+
+		if (lwk_part_parse(text, &p, err, sizeof(err))) {
+			CHECK(strncmp(err, "lwk: ", 5) == 0);
+			break;
+		}
+		snprintf(p.backend, sizeof(p.backend), "linux");
+		lwk_part_format(&p, buf, sizeof(buf));
+		CHECK(lwk_part_parse(buf, &q, err, sizeof(err)) == 0);
+		CHECK(lwk_cpuset_equal(&p.plan.app_cpus, &q.plan.app_cpus));
+		CHECK(lwk_cpuset_equal(&p.plan.os_cpus, &q.plan.os_cpus));
+		CHECK(p.plan.deleg_mem == q.plan.deleg_mem);
+		break;
+	}
 	}
 }
 
@@ -139,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 1] = '\0';
 	one(data[0], text);
 	free(text);
-	if (data[0] % 7 == 6) {
+	if (data[0] % 9 == 6) {
 		/* A netlink reply from a confused kernel: exact-size copy
 		 * so the sanitizer sees any read past its end. */
 		struct lwk_task_cpu c;
@@ -159,6 +179,9 @@ static const char *const seeds[] = {
 	"anon N0=4096 N1=8192\nfile N0=0 N1=12\n",
 	"total=3 N0=1 N1=2\n",
 	"24 0-7\n25 4\n",
+	"job 42\nbackend linux\napp_cpus 2-7\nos_cpus 0-1\nmem_nodes 0-1\npage_kb 2048\n"
+	"node_mem 0 14680064\ndeleg 134217728 100000 100000\nirq 24 0-7\nirqs 1 0\nhuge 0 7 7\n"
+	"cgroup /slurm-lwk/n1/job_42/app\nready\n",
 	"os=2,mem=4G,numa=0:2-3,backend=linux,hugepage=1G,deleg_mem=128M,deleg_cpu=50%",
 	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
 	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",
@@ -191,7 +214,7 @@ int main(void)
 	char in[512];
 
 	for (long i = 0; i < iterations; i++) {
-		uint8_t sel = (uint8_t)(next() % 6);
+		uint8_t sel = (uint8_t)(next() % 9);
 		size_t len;
 		int edits = 1 + (int)(next() % 6);
 

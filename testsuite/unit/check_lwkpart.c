@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --lwk partition's life over a temporary tree: setup, its state,
+ * placement into Slurm's step cgroup, teardown, a setup cut short, the
+ * sweep. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_lwk.h"
+#include "lwkpart.h"
+#include "options.h"
+#include "topology.h"
+
+static char err[1024], sysfs[300], proc[300], cgroot[300], state[300];
+static struct lwk_part_roots roots;
+
+static struct lwk_opts opts(const char *arg)
+{
+	struct lwk_opts o;
+
+	ck_assert_msg(lwk_option_parse(&lwk_grammar_lwk, arg, &o, err, sizeof(err)) == 0, "%s: %s",
+		      arg, err);
+	return o;
+}
+
+static struct lwk_cpuset list(const char *l)
+{
+	struct lwk_cpuset s;
+
+	ck_assert_int_eq(lwk_cpulist_parse(l, LWK_MAX_CPUS, &s), 0);
+	return s;
+}
+
+#define HP "sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages"
+
+/* A node of the guest cluster: 8 CPUs, NUMA nodes 0 (0-3) and 1 (4-7),
+ * three IRQs, 10 hugepages on each node, a cgroup v2 tree with Slurm's
+ * step cgroup of job 42. */
+static void node_tree(void)
+{
+	char p[200];
+
+	tree_make("part");
+	for (int n = 0; n < 2; n++) {
+		snprintf(p, sizeof(p), "sys/devices/system/node/node%d/hugepages/hugepages-2048kB", n);
+		tree_mkdir(p);
+		snprintf(p, sizeof(p), HP, n);
+		tree_put(p, "10\n");
+		snprintf(p, sizeof(p), "sys/devices/system/node/node%d/compact", n);
+		tree_put(p, "");
+	}
+	tree_mkdir("proc/irq/1");
+	tree_mkdir("proc/irq/24");
+	tree_mkdir("proc/irq/30");
+	tree_put("proc/irq/1/smp_affinity_list", "0-7\n");
+	tree_put("proc/irq/24/smp_affinity_list", "5\n");
+	tree_put("proc/irq/30/smp_affinity_list", "0\n");
+	tree_mkdir("cg/s.slice/n1.scope/job_42/step_0/user/task_0");
+	tree_mkdir("cg/s.slice/n1.scope/job_42/step_batch/user/task_0");
+	tree_put("cg/cgroup.controllers", "cpuset cpu memory\n");
+	for (int i = 0; i < 2; i++) {
+		const char *step = i ? "step_batch" : "step_0";
+		static const char *const files[] = { "cpuset.cpus", "cpuset.mems", "cpuset.cpus.partition",
+						     "memory.max", "cpu.max", NULL };
+
+		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/cgroup.controllers", step);
+		tree_put(p, "cpuset cpu memory\n");
+		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/cgroup.subtree_control", step);
+		tree_put(p, "cpuset cpu memory\n");
+		for (int f = 0; files[f]; f++) {
+			snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/user/%s", step, files[f]);
+			tree_put(p, "");
+		}
+	}
+	tree_mkdir("state");
+	chmod(tree_root, 0755);
+	snprintf(sysfs, sizeof(sysfs), "%s/sys", tree_root);
+	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
+	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
+	snprintf(state, sizeof(state), "%s/state", tree_root);
+	roots = (struct lwk_part_roots){ sysfs, proc, cgroot, state, "n1" };
+}
+
+static long hugepages(int node)
+{
+	char p[200];
+
+	snprintf(p, sizeof(p), HP, node);
+	return atol(tree_get(p));
+}
+
+static int setup(const char *arg, struct lwk_part *p)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_opts o = opts(arg);
+	struct lwk_cpuset all = list("0-7");
+	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, p, err, sizeof(err));
+
+	lwk_topology_free(t);
+	return rc;
+}
+
+START_TEST(state_text_reads_back_the_same)
+{
+	struct lwk_part p, q;
+	char text[8192], env[4096];
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	lwk_part_format(&p, text, sizeof(text));
+	ck_assert_int_eq(lwk_part_parse(text, &q, err, sizeof(err)), 0);
+	ck_assert(lwk_cpuset_equal(&p.plan.app_cpus, &q.plan.app_cpus));
+	ck_assert(lwk_cpuset_equal(&p.plan.os_cpus, &q.plan.os_cpus));
+	ck_assert(lwk_cpuset_equal(&p.plan.app_nodes, &q.plan.app_nodes));
+	ck_assert(memcmp(p.plan.node_mem, q.plan.node_mem, sizeof(p.plan.node_mem)) == 0);
+	ck_assert_uint_eq(q.plan.deleg_mem, 128ULL << 20);
+	ck_assert_uint_eq(q.plan.deleg_quota_us, 100000);
+	ck_assert(!q.ready); /* the plan's lines alone: not a finished setup */
+	/* What the tasks see. */
+	lwk_part_env(&p, LWK_ROLE_APP, NULL, env, sizeof(env));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_APP_CPUS=2-7\n"));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_OS_CPUS=0-1\n"));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_MEM_NODES=0-1\n"));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_ROLE=app\n"));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_BACKEND=linux\n"));
+	/* 40M over 2 + 4 App cores: 14M (7 pages) on node 0, 28M on node 1. */
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_MEM=14M@0,28M@1\n"));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_HUGEPAGES=2048kB:0=7/7,1=14/14\n"));
+	lwk_part_env(&p, LWK_ROLE_DELEGATION, NULL, env, sizeof(env));
+	ck_assert_ptr_nonnull(strstr(env, "SLURM_LWK_ROLE=delegation\n"));
+	/* Malformed state is refused, naming the line. */
+	ck_assert_int_eq(lwk_part_parse("job 1\nbogus 2\n", &q, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "line 2: unknown key 'bogus'"));
+	ck_assert_int_eq(lwk_part_parse("app_cpus 9-x\n", &q, err, sizeof(err)), -1);
+	ck_assert_int_eq(lwk_part_parse("huge 0 3 4\n", &q, err, sizeof(err)), -1);
+	ck_assert_int_eq(lwk_part_parse("huge 64 3 3\n", &q, err, sizeof(err)), -1);
+	ck_assert_int_eq(lwk_part_parse("page_kb 4\n", &q, err, sizeof(err)), -1);
+	ck_assert_msg(lwk_part_teardown(&roots, 42, text, sizeof(text)) == 1, "%s", text);
+	tree_remove();
+}
+END_TEST
+
+START_TEST(setup_once_teardown_gives_everything_back)
+{
+	struct lwk_part p, again;
+	char log[4096];
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert(p.ready);
+	/* IRQs off the App CPUs 2-7, onto what is left of theirs or the OS CPUs. */
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-1");
+	ck_assert_str_eq(tree_get("proc/irq/24/smp_affinity_list"), "0-1");
+	ck_assert_str_eq(tree_get("proc/irq/30/smp_affinity_list"), "0\n");
+	ck_assert_uint_eq(p.irq_moved, 2);
+	ck_assert_int_eq(hugepages(0), 17);
+	ck_assert_int_eq(hugepages(1), 24);
+	/* A second step of the job: the same partition, nothing redone. */
+	ck_assert_int_eq(setup("os=2,mem=40M", &again), 0);
+	ck_assert(lwk_cpuset_equal(&again.plan.app_cpus, &p.plan.app_cpus));
+	ck_assert_int_eq(again.huge_added[1], 14);
+	ck_assert_int_eq(hugepages(1), 24);
+	/* Teardown: all back, the state gone; a second one finds nothing. */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7");
+	ck_assert_str_eq(tree_get("proc/irq/24/smp_affinity_list"), "5");
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_int_eq(hugepages(1), 10);
+	ck_assert_ptr_nonnull(strstr(log, "gave back 14 hugepages of 2048kB on NUMA node 1"));
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 0);
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_failed_setup_leaves_nothing)
+{
+	struct lwk_part p;
+
+	node_tree();
+	ck_assert_int_eq(setup("os=8", &p), -1);
+	ck_assert_ptr_nonnull(strstr(err, "os=8 leaves no App core"));
+	ck_assert_int_eq(setup("mem=1T", &p), -1);
+	ck_assert_ptr_nonnull(strstr(err, "ask for less memory (mem=)"));
+	ck_assert_int_eq(setup("backend=mckernel", &p), -1);
+	ck_assert_ptr_nonnull(strstr(err, "IHK/McKernel is not installed on n1"));
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7\n");
+	ck_assert_int_eq(hugepages(0), 10);
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_setup_cut_short_is_undone_then_redone)
+{
+	struct lwk_part p;
+
+	node_tree();
+	/* slurmstepd died after moving IRQ 1 and reserving 3 pages. */
+	tree_mkdir("state/n1/42");
+	tree_put("state/n1/42/lwk.state",
+		 "job 42\nbackend linux\npage_kb 2048\nirq 1 0-5\nirqs 1 0\nhuge 0 3 3\n");
+	tree_put("proc/irq/1/smp_affinity_list", "0\n");
+	tree_put("sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "13\n");
+	ck_assert_int_eq(setup("os=4", &p), 1);
+	/* Undone (IRQ 1 back to 0-5, then off 4-7; the 3 pages given back),
+	 * then set up with the new plan (no mem=: no pages). */
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-3");
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "irq 1 0-5\n"));
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "ready\n"));
+	tree_remove();
+}
+END_TEST
+
+static bool only_43_alive(uint32_t job)
+{
+	return job == 43;
+}
+
+START_TEST(the_sweep_tears_down_only_jobs_that_are_gone)
+{
+	struct lwk_part p;
+	char log[4096];
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_opts o = opts("os=4");
+	struct lwk_cpuset all = list("0-7");
+
+	node_tree();
+	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	lwk_topology_free(t);
+	ck_assert_int_eq(lwk_part_sweep(&roots, only_43_alive, log, sizeof(log)), 1);
+	ck_assert_ptr_nonnull(strstr(log, "swept job 42"));
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_ptr_nonnull(tree_get("state/n1/43/lwk.state"));
+	ck_assert_int_eq(lwk_part_teardown(&roots, 43, log, sizeof(log)), 1);
+	/* Job 42 had moved IRQ 1 to 0-3 first: job 43 saw 0-3 and left it;
+	 * job 42's teardown put 0-7 back. */
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7");
+	tree_remove();
+}
+END_TEST
+
+START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
+{
+	struct lwk_part p;
+	char where[800], iso[64];
+	const char *app = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	const char *batch = "0::/s.slice/n1.scope/job_42/step_batch/user/task_0\n";
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,deleg_mem=64M,deleg_cpu=150", &p), 1);
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, app, 4242, where, sizeof(where),
+					iso, sizeof(iso), err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_0/user");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.cpus"), "2-7");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.mems"), "0-1");
+	/* A plain file takes "isolated": a real kernel says whether it holds. */
+	ck_assert_str_eq(iso, "isolated");
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_DELEGATION, batch, 4243, where,
+					sizeof(where), iso, sizeof(iso), err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_batch/user");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/cpuset.cpus"), "0-1");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/memory.max"),
+			 "67108864");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/cpu.max"),
+			 "150000 100000");
+	/* Another job's cgroup is not this job's: not touched (the plugin
+	 * would make its own, which this tree cannot). */
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP,
+					"0::/s.slice/n1.scope/job_420/step_0/user/task_0\n", 4244,
+					where, sizeof(where), iso, sizeof(iso), err, sizeof(err)),
+			 -1);
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, where, sizeof(where)), 1);
+	tree_remove();
+}
+END_TEST
+
+Suite *lwkpart_suite(void)
+{
+	Suite *s = suite_create("lwkpart");
+	TCase *tc = tcase_create("partition");
+
+	tcase_add_test(tc, state_text_reads_back_the_same);
+	tcase_add_test(tc, setup_once_teardown_gives_everything_back);
+	tcase_add_test(tc, a_failed_setup_leaves_nothing);
+	tcase_add_test(tc, a_setup_cut_short_is_undone_then_redone);
+	tcase_add_test(tc, the_sweep_tears_down_only_jobs_that_are_gone);
+	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
+	suite_add_tcase(s, tc);
+	return s;
+}
