@@ -152,8 +152,8 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 				return ERR("lwk: state line %u: bad huge", lineno);
 			p->huge_wanted[node] = (long)a;
 			p->huge_added[node] = (long)b;
-		} else if (strcmp(key, "irq") && strcmp(key, "cgroup")) {
-			/* irq and cgroup lines are the teardown's. */
+		} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg")) {
+			/* irq, cgroup and jobcg lines are the teardown's. */
 			return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 		}
 	}
@@ -287,44 +287,78 @@ static void logf_(char *log, size_t loglen, const char *fmt, ...)
 
 /* ---- the plugin's own cgroups ------------------------------------------ */
 
-/* Kill what is in the cgroup (v2: cgroup.kill where the kernel has it)
- * and wait, up to ~2 s, for it to be empty. */
-static void empty_cgroup(const struct lwk_cgroup *cg)
+/* SIGKILL every process in the cgroup directory and below; how many. */
+static int kill_tree(const char *dir, int depth)
 {
-	char dir[1100], path[1200], buf[8192];
+	char path[1500], buf[8192];
+	struct dirent *e;
+	DIR *d;
+	int fd, n = 0;
+	ssize_t got;
 
-	snprintf(dir, sizeof(dir), "%s%s%s", cg->root, cg->version == LWK_CGROUP_V1 ? "/cpuset" : "",
-		 cg->path);
-	for (int round = 0; round < 200; round++) {
-		int fd;
-		ssize_t n;
-		bool any = false;
-
-		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			return;
-		n = read(fd, buf, sizeof(buf) - 1);
+	if (depth > 8)
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		got = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		for (char *s = buf, *end; *s; s = end) {
+		buf[got > 0 ? got : 0] = '\0';
+		for (char *s = buf, *end;; s = end) {
 			long pid = strtol(s, &end, 10);
 
 			if (end == s)
 				break;
-			if (pid > 1) {
-				kill((pid_t)pid, SIGKILL);
-				any = true;
-			}
-		}
-		if (!any)
-			return;
-		{
-			struct timespec t = { 0, 10 * 1000 * 1000 };
-
-			nanosleep(&t, NULL);
+			if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+				n++;
 		}
 	}
+	d = opendir(dir);
+	if (!d)
+		return n;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' && strlen(dir) + strlen(e->d_name) < 1200) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			n += kill_tree(path, depth + 1);
+		}
+	closedir(d);
+	return n;
+}
+
+/* Remove the cgroup directory and the ones below it, deepest first. */
+static int rmdir_tree(const char *dir, int depth)
+{
+	char path[1500];
+	struct dirent *e;
+	DIR *d = depth <= 8 ? opendir(dir) : NULL;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+			    strlen(dir) + strlen(e->d_name) < 1200) {
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				rmdir_tree(path, depth + 1);
+			}
+		closedir(d);
+	}
+	return rmdir(dir) && errno != ENOENT ? -1 : 0;
+}
+
+/* Kill what is left in a cgroup tree, wait (up to ~2 s) for it to be
+ * empty, and remove it.  Returns how many processes were killed, or -1
+ * when the tree could not be removed. */
+static int clear_tree(const char *dir)
+{
+	int killed = 0, n;
+
+	for (int round = 0; round < 200 && (n = kill_tree(dir, 0)) > 0; round++) {
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+
+		if (round == 0)
+			killed = n;
+		nanosleep(&t, NULL);
+	}
+	return rmdir_tree(dir, 0) ? -1 : killed;
 }
 
 /* The own cgroups the state records, removed deepest first. */
@@ -353,7 +387,14 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 		if (strncmp(paths[i], "/slurm-lwk/", 11) ||
 		    lwk_cgroup_init(&cg, r->cgroup_root, paths[i], err, sizeof(err)))
 			continue;
-		empty_cgroup(&cg);
+		{
+			char dir[1100];
+
+			snprintf(dir, sizeof(dir), "%s%s%s", cg.root,
+				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "", cg.path);
+			if (clear_tree(dir) > 0)
+				logf_(log, loglen, "killed what was left in %s", cg.path);
+		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
 			logf_(log, loglen, "%s", err);
 			rc = -1;
@@ -373,6 +414,48 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 	return rc;
 }
 
+/*
+ * Slurm's cgroup of the job (the "jobcg" lines): at the teardown the job
+ * is over, so whatever still runs there was left by a slurmstepd that
+ * died (nothing else kills it), and its cgroups with it.  Only a path
+ * ending in this job's "/job_<id>" is touched.
+ */
+static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, const char *state,
+			      char *log, size_t loglen)
+{
+	static const char *const v1[] = { "cpuset", "memory", "freezer", "cpu", "cpuacct",
+					  "devices", "hugetlb", "pids" };
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	char want[32];
+
+	snprintf(want, sizeof(want), "/job_%" PRIu32, job);
+	for (const char *line = state; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char path[800], dir[1200];
+
+		if (len > 6 && len - 6 < sizeof(path) && !strncmp(line, "jobcg ", 6)) {
+			memcpy(path, line + 6, len - 6);
+			path[len - 6] = '\0';
+			if (path[0] == '/' && !strstr(path, "/..") && strlen(path) > strlen(want) &&
+			    !strcmp(path + strlen(path) - strlen(want), want)) {
+				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
+					int killed;
+
+					snprintf(dir, sizeof(dir), "%s%s%s%s", r->cgroup_root,
+						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "",
+						 path);
+					killed = clear_tree(dir);
+					if (killed > 0)
+						logf_(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
+						      killed, path);
+				}
+			}
+		}
+		line += len + (nl ? 1 : 0);
+	}
+}
+
 /* ---- teardown ------------------------------------------------------------ */
 
 static int undo(const struct lwk_part_roots *r, const char *state, char *log,
@@ -390,6 +473,7 @@ static int undo(const struct lwk_part_roots *r, const char *state, char *log,
 	}
 	if (remove_own_cgroups(r, state, log, loglen))
 		rc = -1;
+	clear_job_cgroups(r, p.job, state, log, loglen);
 	for (int n = 0; n < LWK_MAX_NUMA; n++) {
 		struct lwk_hugepages h = { .node = n, .page_kb = p.plan.page_kb,
 					   .added = p.huge_added[n] };
@@ -736,6 +820,26 @@ static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_ver
 	return 0;
 }
 
+/* Append "line" to the job's state unless it is there; under the lock. */
+static int record_once(const struct lwk_part_roots *r, uint32_t job, const char *line, char *err,
+		       size_t errlen)
+{
+	char *state;
+	int fd, rc = 0;
+
+	fd = lock_job(r, job, false, err, errlen);
+	if (fd < 0)
+		return ERR("lwk: job %" PRIu32 " has no --lwk state on %s", job, r->node);
+	state = malloc(STATE_MAX);
+	if (!state || read_state(r, job, state, STATE_MAX))
+		rc = ERR("lwk: cannot read the state of job %" PRIu32, job);
+	else if (!strstr(state, line))
+		rc = append_state(r, job, line, err, errlen);
+	free(state);
+	close(fd);
+	return rc;
+}
+
 /* The plugin's own cgroup for a role, made (each level) and recorded. */
 static int own_cgroup(const struct lwk_part_roots *r, const struct lwk_part *p,
 		      enum lwk_part_role role, struct lwk_cgroup *cg, char *err, size_t errlen)
@@ -791,8 +895,20 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 	    slurm_step_cgroup(path, p->job, v, step, sizeof(step)) == 0) {
 		/* Slurm's cgroup of the step: Slurm keeps tracking,
 		 * signalling and removing it. */
+		char line[800];
+		const char *j;
+		int upto;
+
 		if (lwk_cgroup_init(&cg, r->cgroup_root, step, err, errlen) ||
 		    lwk_cgroup_enable(&cg, err, errlen))
+			return -1;
+		/* The job's cgroup, for the teardown: what a killed
+		 * slurmstepd leaves running there is killed with it. */
+		j = strstr(step, "/job_");
+		upto = (int)(j - step) + 1 + (int)strcspn(j + 1, "/");
+
+		snprintf(line, sizeof(line), "jobcg %.*s\n", upto, step);
+		if (record_once(r, p->job, line, err, errlen))
 			return -1;
 	} else if (own_cgroup(r, p, role, &cg, err, errlen) ||
 		   lwk_cgroup_attach(&cg, pid, err, errlen)) {

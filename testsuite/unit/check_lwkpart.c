@@ -258,6 +258,8 @@ START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_0/user");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.cpus"), "2-7");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.mems"), "0-1");
+	/* The job's cgroup is remembered (once) for the teardown. */
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "jobcg /s.slice/n1.scope/job_42\n"));
 	/* A plain file takes "isolated": a real kernel says whether it holds. */
 	ck_assert_str_eq(iso, "isolated");
 	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_DELEGATION, batch, 4243, where,
