@@ -19,6 +19,8 @@ static const struct lwk_kv_key config_keys[] = {
 	  sizeof(((struct lwk_config *)0)->syncmon), NULL, LWK_KV_NOSET },
 	{ "cgroup_root", LWK_KV_PATH, offsetof(struct lwk_config, cgroup_root), 0,
 	  sizeof(((struct lwk_config *)0)->cgroup_root), NULL, LWK_KV_NOSET },
+	{ "mckernel", LWK_KV_PATH, offsetof(struct lwk_config, mckernel), 0,
+	  sizeof(((struct lwk_config *)0)->mckernel), NULL, LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -31,6 +33,7 @@ void lwk_config_defaults(struct lwk_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", "/run/slurm-lwk");
 	snprintf(c->syncmon, sizeof(c->syncmon), "%s", LWK_SYNCMON_PATH);
 	snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", "/sys/fs/cgroup");
+	snprintf(c->mckernel, sizeof(c->mckernel), "%s", "/opt/mckernel");
 }
 
 static void key_list(char *buf, size_t len)
@@ -72,7 +75,7 @@ int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
 		if (lwk_kv_apply(config_keys, "plugstack.conf", key, eq + 1, c, err, errlen))
 			goto fail;
 		if ((!strcmp(key, "state_dir") || !strcmp(key, "syncmon") ||
-		     !strcmp(key, "cgroup_root")) && eq[1] != '/') {
+		     !strcmp(key, "cgroup_root") || !strcmp(key, "mckernel")) && eq[1] != '/') {
 			snprintf(err, errlen, "lwk: plugstack.conf: %s='%.200s' is not valid; "
 				 "%s must be an absolute path", key, eq + 1, key);
 			goto fail;

@@ -28,6 +28,7 @@ struct lwk_config {
 	char state_dir[256];	/* per-node, per-job state            */
 	char syncmon[256];	/* the --sync-monitor sampler program */
 	char cgroup_root[256];	/* where cgroupfs is mounted          */
+	char mckernel[256];	/* IHK/McKernel's install prefix      */
 };
 
 #ifndef LWK_SYNCMON_PATH

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lwk-sweep: must run as root (it writes IRQ affinity, hugepages, cgroups)\n");
 		return 2;
 	}
-	r = (struct lwk_part_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node };
+	r = (struct lwk_part_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node, c.mckernel, 0, 0 };
 	if (dry) {
 		list_jobs(c.state_dir, node);
 		return 0;

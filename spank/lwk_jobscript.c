@@ -22,11 +22,13 @@ static void log_lines(uint32_t job, const char *node, char *log)
 
 static void part_roots(struct lwk_part_roots *r, const char *node)
 {
+	memset(r, 0, sizeof(*r));
 	r->sysfs = "/sys";
 	r->proc = "/proc";
 	r->cgroup_root = lwk_cfg.cgroup_root;
 	r->state_root = lwk_cfg.state_dir;
 	r->node = node;
+	r->mck_prefix = lwk_cfg.mckernel;
 }
 
 /*

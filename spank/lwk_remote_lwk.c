@@ -26,14 +26,18 @@ static struct lwk_part part;
 static bool part_ready;
 static char node[256];
 
-static void roots(struct lwk_part_roots *r)
+static void roots(spank_t sp, struct lwk_part_roots *r)
 {
 	lwk_node_name(node, sizeof(node));
+	memset(r, 0, sizeof(*r));
 	r->sysfs = "/sys";
 	r->proc = "/proc";
 	r->cgroup_root = lwk_cfg.cgroup_root;
 	r->state_root = lwk_cfg.state_dir;
 	r->node = node;
+	r->mck_prefix = lwk_cfg.mckernel;
+	spank_get_item(sp, S_JOB_UID, &r->uid);
+	spank_get_item(sp, S_JOB_GID, &r->gid);
 }
 
 const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void)
@@ -41,12 +45,15 @@ const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void)
 	return part_ready ? &part.plan.os_cpus : NULL;
 }
 
-static bool is_batch(spank_t sp)
+/* The batch script is a Linux-side helper; with McKernel, every task is
+ * (an mcexec or what the script runs). */
+static enum lwk_part_role role_of(spank_t sp)
 {
 	uint32_t step = 0;
 
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	return step == SLURM_BATCH_SCRIPT;
+	return step == SLURM_BATCH_SCRIPT || !strcmp(part.backend, "mckernel") ? LWK_ROLE_DELEGATION
+									       : LWK_ROLE_APP;
 }
 
 void lwk_remote_lwk_setup(spank_t sp, const char *step)
@@ -58,7 +65,7 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 	uint32_t job = 0;
 	int rc;
 
-	roots(&r);
+	roots(sp, &r);
 	spank_get_item(sp, S_JOB_ID, &job);
 	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
@@ -90,9 +97,13 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 		if (part.huge_wanted[n])
 			snprintf(hp + strlen(hp), sizeof(hp) - strlen(hp), ", node %d: %ld of %ld hugepages",
 				 n, part.huge_added[n], part.huge_wanted[n]);
-	slurm_info("lwk: step %s: partition on %s: App CPUs %s, OS CPUs %s, memory nodes %s, "
-		   "%u IRQs moved off (%u refused)%s",
-		   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp);
+	if (!strcmp(part.backend, "mckernel"))
+		slurm_info("lwk: step %s: partition on %s: McKernel booted on App CPUs %s, OS CPUs %s, "
+			   "memory nodes %s", step, node, app, os, mems);
+	else
+		slurm_info("lwk: step %s: partition on %s: App CPUs %s, OS CPUs %s, memory nodes %s, "
+			   "%u IRQs moved off (%u refused)%s",
+			   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp);
 }
 
 int lwk_remote_lwk_user_init(spank_t sp)
@@ -101,8 +112,7 @@ int lwk_remote_lwk_user_init(spank_t sp)
 
 	if (!part_ready)
 		return 0;
-	lwk_part_env(&part, is_batch(sp) ? LWK_ROLE_DELEGATION : LWK_ROLE_APP, NULL, env,
-		     sizeof(env));
+	lwk_part_env(&part, role_of(sp), NULL, env, sizeof(env));
 	for (char *save = NULL, *line = strtok_r(env, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
@@ -130,7 +140,7 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 
 	if (!part_ready)
 		return 0;
-	roots(&r);
+	roots(sp, &r);
 	spank_get_item(sp, S_TASK_PID, &pid);
 	spank_get_item(sp, S_TASK_ID, &task);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
@@ -140,7 +150,7 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 		fclose(f);
 	text[n] = '\0';
 	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
-	role = is_batch(sp) ? LWK_ROLE_DELEGATION : LWK_ROLE_APP;
+	role = role_of(sp);
 	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), isolation,
 			   sizeof(isolation), err, sizeof(err))) {
 		/* Its task is not yet running the job's program: failing here

@@ -19,6 +19,7 @@
 
 #include "hugepages.h"
 #include "irqaff.h"
+#include "mckernel.h"
 #include "syncmon_ctl.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
@@ -70,6 +71,8 @@ size_t lwk_part_format(const struct lwk_part *p, char *buf, size_t len)
 	if (len)
 		buf[0] = '\0';
 	put(buf, len, &o, "job %" PRIu32 "\nbackend %s\n", p->job, p->backend);
+	if (p->mcexec[0])
+		put(buf, len, &o, "mcexec %s\n", p->mcexec);
 	put_list(buf, len, &o, "app_cpus", ' ', &p->plan.app_cpus);
 	put_list(buf, len, &o, "os_cpus", ' ', &p->plan.os_cpus);
 	put_list(buf, len, &o, "mem_nodes", ' ', &p->plan.app_nodes);
@@ -118,7 +121,15 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 				return ERR("lwk: state line %u: bad job", lineno);
 			p->job = (uint32_t)a;
 		} else if (!strcmp(key, "backend")) {
-			snprintf(p->backend, sizeof(p->backend), "%.15s", v);
+			if (strcmp(v, "linux") && strcmp(v, "mckernel"))
+				return ERR("lwk: state line %u: bad backend", lineno);
+			snprintf(p->backend, sizeof(p->backend), "%s", v);
+		} else if (!strcmp(key, "mcexec")) {
+			if (v[0] != '/' || strlen(v) >= sizeof(p->mcexec))
+				return ERR("lwk: state line %u: bad mcexec", lineno);
+			snprintf(p->mcexec, sizeof(p->mcexec), "%s", v);
+		} else if (!strcmp(key, "mck")) {
+			p->mck_booted = !strcmp(v, "booted");
 		} else if (!strcmp(key, "app_cpus") || !strcmp(key, "os_cpus")) {
 			if (parse_list(v, LWK_MAX_CPUS,
 				       key[0] == 'a' ? &p->plan.app_cpus : &p->plan.os_cpus))
@@ -175,6 +186,8 @@ size_t lwk_part_env(const struct lwk_part *p, enum lwk_part_role role, const cha
 	put_list(buf, len, &o, "SLURM_LWK_OS_CPUS", '=', &p->plan.os_cpus);
 	put_list(buf, len, &o, "SLURM_LWK_MEM_NODES", '=', &p->plan.app_nodes);
 	put(buf, len, &o, "SLURM_LWK_BACKEND=%s\n", p->backend);
+	if (p->mcexec[0])
+		put(buf, len, &o, "SLURM_LWK_MCEXEC=%s\n", p->mcexec);
 	put(buf, len, &o, "SLURM_LWK_ROLE=%s\n", role == LWK_ROLE_APP ? "app" : "delegation");
 	if (isolation && *isolation)
 		put(buf, len, &o, "SLURM_LWK_ISOLATION=%s\n", isolation);
@@ -471,6 +484,16 @@ static int undo(const struct lwk_part_roots *r, const char *state, char *log,
 		logf_(log, loglen, "%s", err);
 		memset(&p, 0, sizeof(p));
 	}
+	if (p.mck_booted) {
+		char out[2048];
+
+		if (lwk_mck_shutdown(r->mck_prefix, out, sizeof(out))) {
+			logf_(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
+			rc = -1;
+		} else {
+			logf_(log, loglen, "McKernel stopped, its CPUs and memory released");
+		}
+	}
 	if (remove_own_cgroups(r, state, log, loglen))
 		rc = -1;
 	clear_job_cgroups(r, p.job, state, log, loglen);
@@ -568,12 +591,18 @@ static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct l
 	size_t cap = 64 * 1024;
 	struct lwk_irq_result ir = { 0 };
 
+	bool mck = o->backend == LWK_BACKEND_MCKERNEL ||
+		   (o->backend == LWK_BACKEND_AUTO && lwk_mck_installed(r->mck_prefix));
+
 	memset(p, 0, sizeof(*p));
 	p->job = job;
-	if (o->backend == LWK_BACKEND_MCKERNEL)
+	if (mck && !lwk_mck_installed(r->mck_prefix))
 		return ERR("lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on %s "
-			   "(no ihkconfig); use backend=linux or backend=auto", r->node);
-	snprintf(p->backend, sizeof(p->backend), "linux");
+			   "(no %s/sbin/mcreboot.sh); use backend=linux or backend=auto",
+			   r->node, r->mck_prefix);
+	snprintf(p->backend, sizeof(p->backend), "%s", mck ? "mckernel" : "linux");
+	if (mck)
+		snprintf(p->mcexec, sizeof(p->mcexec), "%s/bin/mcexec", r->mck_prefix);
 	if (lwk_plan_make(t, job_cpus, o, whole_dies, &p->plan, err, errlen))
 		return -1;
 	{
@@ -583,6 +612,19 @@ static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct l
 			return ERR("lwk: --lwk: the plan does not fit its state file");
 		if (append_state(r, job, text, err, errlen))
 			return -1;
+	}
+	if (mck) {
+		/* IHK takes the App CPUs and memory away from Linux itself
+		 * (IRQs go with the CPUs): boot, and remember to stop it. */
+		char log[2048];
+
+		if (lwk_mck_boot(r->mck_prefix, t, &p->plan, r->uid, r->gid, log, sizeof(log), err,
+				 errlen))
+			return -1;
+		if (append_state(r, job, "mck booted\nready\n", err, errlen))
+			return -1;
+		p->ready = true;
+		return 1;
 	}
 
 	/* IRQs: saved into the state as they were. */
@@ -891,6 +933,10 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 	if (v == LWK_CGROUP_NONE)
 		return ERR("lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under %s on %s",
 			   r->cgroup_root, r->node);
+	/* McKernel runs the job's processes on the App cores itself: every
+	 * task here is an mcexec or a helper, all Linux-side. */
+	if (!strcmp(p->backend, "mckernel"))
+		role = LWK_ROLE_DELEGATION;
 	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
 	    slurm_step_cgroup(path, p->job, v, step, sizeof(step)) == 0) {
 		/* Slurm's cgroup of the step: Slurm keeps tracking,
@@ -910,6 +956,14 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		snprintf(line, sizeof(line), "jobcg %.*s\n", upto, step);
 		if (record_once(r, p->job, line, err, errlen))
 			return -1;
+		if (!strcmp(p->backend, "mckernel") && v == LWK_CGROUP_V2) {
+			/* One delegation cgroup for all of the job's steps:
+			 * Slurm's cgroup of the job (v1 would refuse a job
+			 * cpuset smaller than its steps': there, per step). */
+			step[upto] = '\0';
+			if (lwk_cgroup_init(&cg, r->cgroup_root, step, err, errlen))
+				return -1;
+		}
 	} else if (own_cgroup(r, p, role, &cg, err, errlen) ||
 		   lwk_cgroup_attach(&cg, pid, err, errlen)) {
 		return -1;

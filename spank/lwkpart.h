@@ -52,13 +52,18 @@ struct lwk_part_roots {
 	const char *cgroup_root; /* /sys/fs/cgroup */
 	const char *state_root;	 /* /run/slurm-lwk */
 	const char *node;	 /* this node's name */
+	const char *mck_prefix;	 /* IHK/McKernel's install prefix */
+	uid_t uid;		 /* the job's user (owns McKernel's devices) */
+	gid_t gid;
 };
 
 /* What was set up: the state file, read back. */
 struct lwk_part {
 	uint32_t job;
 	struct lwk_plan plan;
-	char backend[16];
+	char backend[16];	/* linux or mckernel */
+	char mcexec[256];	/* mckernel: the proxy the tasks run */
+	bool mck_booted;
 	unsigned int irq_moved, irq_refused;
 	long huge_wanted[LWK_MAX_NUMA]; /* pages of plan.page_kb per node */
 	long huge_added[LWK_MAX_NUMA];

@@ -255,3 +255,50 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	wait_job "$jid"
 	all_nodes_usable
 }
+
+# No machine here has IHK/McKernel (its kernel modules): the mckernel
+# backend runs against testsuite/ihk-standin, scripts that take the
+# arguments IHK's tools take, refuse what they would, and log each call.
+test_mckernel_backend_against_the_ihk_stand_in() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf standin=$top/testsuite/ihk-standin jid out calls
+	echo "IHK is absent here: the mckernel backend is tested against $standin"
+	on_node node1 rm -rf /run/ihk-standin
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	sed -i "1s|\$| mckernel=$standin|" "$conf"
+	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=64M -o "$LWK_WORK/mck.out" \
+		--wrap 'echo "backend=$SLURM_LWK_BACKEND app=$SLURM_LWK_APP_CPUS os=$SLURM_LWK_OS_CPUS"
+			srun "$SLURM_LWK_MCEXEC" bash -c "echo proxy \$(sed -n \"s/^Cpus_allowed_list:\t//p\" /proc/self/status)"') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	wait_teardown node1 "$jid"
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/mck.out")"
+	out=$(cat "$LWK_WORK/mck.out")
+	[[ $out =~ backend=mckernel\ app=([0-9,-]+)\ os=([0-9,-]+) ]] || fail "backend=auto did not pick McKernel: $out"
+	local app=${BASH_REMATCH[1]} os=${BASH_REMATCH[2]}
+	# The proxy (mcexec) runs on Linux, on the OS cores.
+	grep -q "^proxy $os\$" <<<"$out" || fail "mcexec ran on other CPUs than the OS CPUs $os: $out"
+	calls=$(on_node node1 cat /run/ihk-standin/calls)
+	grep -qE "^mcreboot.sh -c $app -m [0-9]+M@[0-9]+(,[0-9]+M@[0-9]+)* -r [0-9,+:-]+ -o 0:0\$" <<<"$calls" ||
+		fail "mcreboot.sh was not called as expected: $calls"
+	grep -q "^ihkosctl 0 get status$" <<<"$calls" || fail "status never read: $calls"
+	grep -q "^ihkconfig 0 query cpu$" <<<"$calls" || fail "the reserved CPUs were never checked: $calls"
+	grep -q "^mcexec uid 0 cgroup .* bash -c" <<<"$calls" || fail "mcexec never ran: $calls"
+	if slurm_cgroups; then
+		grep -qE "^mcexec uid 0 cgroup .*/job_$jid/step_0/" <<<"$calls" || fail "mcexec outside the job's cgroup: $calls"
+	else
+		grep -q "^mcexec uid 0 cgroup /slurm-lwk/node1/job_$jid/delegation " <<<"$calls" ||
+			fail "mcexec outside the delegation cgroup: $calls"
+	fi
+	[ "$(tail -1 <<<"$calls")" = "mcstop+release.sh " ] || fail "McKernel was not stopped last: $calls"
+	! on_node node1 test -e /run/ihk-standin/os0 || fail "McKernel still booted after the job"
+}
+
+test_mckernel_requested_where_it_is_not_installed_fails_the_job() {
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=backend=mckernel,mem=64M true
+	assert_grep "lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on node1 \(no /opt/mckernel/sbin/mcreboot.sh\)" \
+		"$LWK_WORK/err"
+	all_nodes_usable
+}

@@ -9,6 +9,7 @@
 
 #include "check_lwk.h"
 #include "lwkpart.h"
+#include "mckernel.h"
 #include "options.h"
 #include "topology.h"
 
@@ -79,7 +80,7 @@ static void node_tree(void)
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
 	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_part_roots){ sysfs, proc, cgroot, state, "n1" };
+	roots = (struct lwk_part_roots){ sysfs, proc, cgroot, state, "n1", "/nonexistent-ihk", 0, 0 };
 }
 
 static long hugepages(int node)
@@ -282,6 +283,65 @@ START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 }
 END_TEST
 
+START_TEST(mckernel_boot_command_line)
+{
+	static char store[LWK_MCK_ARGS][4096];
+	const char *argv[LWK_MCK_ARGS + 1];
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_opts o = opts("os=2,mem=40M");
+	struct lwk_cpuset all = list("0-7");
+	struct lwk_plan p;
+	char line[1024] = "";
+
+	ck_assert_int_eq(lwk_plan_make(t, &all, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_mck_boot_argv("/opt/mck", t, &p, 1000, 100, store, argv, err,
+					   sizeof(err)),
+			 0);
+	for (int i = 0; argv[i]; i++)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s", i ? " " : "", argv[i]);
+	/* App CPUs; memory on their nodes; each node's App CPUs send IKC to
+	 * an OS CPU of that node, else the first OS CPU; the user owns it. */
+	ck_assert_str_eq(line, "/opt/mck/sbin/mcreboot.sh -c 2-7 -m 14M@0,28M@1 -r 2-3:0+4-7:0 "
+			       "-o 1000:100");
+	o = opts("os=2");
+	ck_assert_int_eq(lwk_plan_make(t, &all, &o, false, &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_mck_boot_argv("/opt/mck", t, &p, 1000, 100, store, argv, err,
+					   sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "backend=mckernel needs memory for McKernel: give mem="));
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(mckernel_tools_run_only_when_root_owns_them)
+{
+	const char *echo[] = { "/bin/echo", "booted", NULL };
+	const char *sleep5[] = { "/bin/sleep", "5", NULL };
+	const char *no[] = { "/bin/false", NULL };
+	const char *mine[] = { NULL, NULL };
+	char out[256], path[300];
+
+	ck_assert_int_eq(lwk_mck_run(echo, out, sizeof(out), 10), 0);
+	ck_assert_str_eq(out, "booted");
+	ck_assert_int_eq(lwk_mck_run(no, out, sizeof(out), 10), 1);
+	ck_assert_int_ne(lwk_mck_run(sleep5, out, sizeof(out), 1), 0);
+	ck_assert_ptr_nonnull(strstr(out, "killed after 1 s"));
+	/* A tool others can write is never run as root. */
+	tree_make("mck");
+	tree_put("tool", "#!/bin/sh\necho ran\n");
+	snprintf(path, sizeof(path), "%s/tool", tree_root);
+	chmod(path, 0777);
+	mine[0] = path;
+	ck_assert_int_eq(lwk_mck_run(mine, out, sizeof(out), 10), -1);
+	ck_assert_ptr_nonnull(strstr(out, "not a root-owned executable that only root can change"));
+	chmod(path, 0755);
+	ck_assert_int_eq(lwk_mck_run(mine, out, sizeof(out), 10), 0);
+	ck_assert_str_eq(out, "ran");
+	ck_assert(!lwk_mck_installed(tree_root));
+	tree_remove();
+}
+END_TEST
+
 Suite *lwkpart_suite(void)
 {
 	Suite *s = suite_create("lwkpart");
@@ -293,6 +353,8 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, a_setup_cut_short_is_undone_then_redone);
 	tcase_add_test(tc, the_sweep_tears_down_only_jobs_that_are_gone);
 	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
+	tcase_add_test(tc, mckernel_boot_command_line);
+	tcase_add_test(tc, mckernel_tools_run_only_when_root_owns_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
