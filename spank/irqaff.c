@@ -58,9 +58,11 @@ static int write_list(const char *path, const char *list)
 	return n == (ssize_t)strlen(list) ? 0 : -1;
 }
 
-int lwk_irq_move_off(const char *proc_root, const struct lwk_cpuset *app,
-		     const struct lwk_cpuset *os, char *save, size_t savelen,
-		     struct lwk_irq_result *r, char *err, size_t errlen)
+/* Walk <proc>/irq: each IRQ that may land on app is saved, and moved
+ * when apply is true. */
+static int walk(const char *proc_root, const struct lwk_cpuset *app, const struct lwk_cpuset *os,
+		char *save, size_t savelen, struct lwk_irq_result *r, bool apply, char *err,
+		size_t errlen)
 {
 	char dir[512], path[600], old[4096], want[4096];
 	size_t used = strlen(save);
@@ -99,7 +101,7 @@ int lwk_irq_move_off(const char *proc_root, const struct lwk_cpuset *app,
 				   r->moved);
 		}
 		lwk_cpulist_format(&next, want, sizeof(want));
-		if (write_list(path, want)) {
+		if (apply && write_list(path, want)) {
 			/* Per-CPU and managed IRQs refuse (EIO): leave them. */
 			save[used] = '\0';
 			r->refused++;
@@ -110,6 +112,22 @@ int lwk_irq_move_off(const char *proc_root, const struct lwk_cpuset *app,
 	}
 	closedir(d);
 	return 0;
+}
+
+int lwk_irq_move_off(const char *proc_root, const struct lwk_cpuset *app,
+		     const struct lwk_cpuset *os, char *save, size_t savelen,
+		     struct lwk_irq_result *r, char *err, size_t errlen)
+{
+	return walk(proc_root, app, os, save, savelen, r, true, err, errlen);
+}
+
+int lwk_irq_list_off(const char *proc_root, const struct lwk_cpuset *app,
+		     const struct lwk_cpuset *os, char *save, size_t savelen, char *err,
+		     size_t errlen)
+{
+	struct lwk_irq_result r;
+
+	return walk(proc_root, app, os, save, savelen, &r, false, err, errlen);
 }
 
 int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t errlen)

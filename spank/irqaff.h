@@ -31,6 +31,13 @@ int lwk_irq_move_off(const char *proc_root, const struct lwk_cpuset *app,
 		     const struct lwk_cpuset *os, char *save, size_t savelen,
 		     struct lwk_irq_result *r, char *err, size_t errlen);
 
+/* The same "<irq> <old>" lines for the IRQs lwk_irq_move_off would
+ * move, moving nothing: written down before the move, so that a crash in
+ * the middle of it leaves nothing unrecorded. */
+int lwk_irq_list_off(const char *proc_root, const struct lwk_cpuset *app,
+		     const struct lwk_cpuset *os, char *save, size_t savelen, char *err,
+		     size_t errlen);
+
 /* Put back what lwk_irq_move_off saved.  Returns the number of IRQs
  * that could not be restored (gone, or refused), or -1 on a malformed
  * save text. */

@@ -52,8 +52,45 @@ static enum lwk_part_role role_of(spank_t sp)
 	uint32_t step = 0;
 
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	return step == SLURM_BATCH_SCRIPT || !strcmp(part.backend, "mckernel") ? LWK_ROLE_DELEGATION
-									       : LWK_ROLE_APP;
+	/* salloc's shell (the interactive step) is a helper too. */
+	return step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP ||
+			       !strcmp(part.backend, "mckernel")
+		       ? LWK_ROLE_DELEGATION
+		       : LWK_ROLE_APP;
+}
+
+/*
+ * The partition moves the node's IRQs and takes its hugepages (or boots
+ * McKernel on it): only a job that has the whole node may (the site's
+ * job_submit.lua gives --lwk jobs whole nodes; a job submitted around it
+ * is refused here).  Its memory stays within what Slurm gave the job on
+ * the node, when Slurm counts memory.
+ */
+static int whole_node_and_memory(const struct lwk_topology *t, const struct lwk_cpuset *cpus,
+				 uint64_t mem_mb, struct lwk_opts *o, char *err, size_t errlen)
+{
+	struct lwk_cpuset all;
+	char have[1024], node_cpus[1024];
+
+	lwk_cpuset_zero(&all);
+	for (unsigned i = 0; i < t->ncpus; i++)
+		lwk_cpuset_set(&all, (unsigned)t->cpus[i].cpu);
+	if (!lwk_cpuset_equal(&all, cpus)) {
+		lwk_cpulist_format(cpus, have, sizeof(have));
+		lwk_cpulist_format(&all, node_cpus, sizeof(node_cpus));
+		snprintf(err, errlen, "lwk: --lwk needs whole nodes: the job has CPUs %.100s of %.100s here; "
+			 "submit with --exclusive", have, node_cpus);
+		return -1;
+	}
+	if (mem_mb && o->mem > (mem_mb << 20)) {
+		snprintf(err, errlen, "lwk: --lwk: mem=%lluM is more than the job's memory here "
+			 "(%lluM); ask for less (mem=) or more (--mem)",
+			 (unsigned long long)(o->mem >> 20), (unsigned long long)mem_mb);
+		return -1;
+	}
+	if (mem_mb && o->deleg_mem > (mem_mb << 20))
+		o->deleg_mem = mem_mb << 20; /* never a limit above the job's own */
+	return 0;
 }
 
 void lwk_remote_lwk_setup(spank_t sp, const char *step)
@@ -63,6 +100,8 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 	struct lwk_cpuset cpus;
 	char err[512], *cores = NULL, app[1024], os[1024], mems[256], hp[512];
 	uint32_t job = 0;
+	uint64_t mem_mb = 0;
+	struct lwk_opts o = lwk_req.lwk;
 	int rc;
 
 	roots(sp, &r);
@@ -77,10 +116,13 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
 		return;
 	}
+	spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb);
 	if (lwk_topology_map_slurm_cores(t, LWK_SOCKET_PACKAGE, cores, &cpus, err, sizeof(err)))
 		rc = -1;
+	else if (whole_node_and_memory(t, &cpus, mem_mb, &o, err, sizeof(err)))
+		rc = -1;
 	else
-		rc = lwk_part_setup(&r, job, t, &cpus, &lwk_req.lwk, false, &part, err, sizeof(err));
+		rc = lwk_part_setup(&r, job, t, &cpus, &o, false, &part, err, sizeof(err));
 	lwk_topology_free(t);
 	if (rc < 0) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.400s (on %.100s)", err, node);

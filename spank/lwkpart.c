@@ -96,6 +96,8 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 	unsigned int lineno = 0;
 
 	memset(p, 0, sizeof(*p));
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		p->huge_before[n] = -1;
 	while (*line) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
@@ -129,7 +131,8 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 				return ERR("lwk: state line %u: bad mcexec", lineno);
 			snprintf(p->mcexec, sizeof(p->mcexec), "%s", v);
 		} else if (!strcmp(key, "mck")) {
-			p->mck_booted = !strcmp(v, "booted");
+			/* "booting" too: a boot cut short may have booted. */
+			p->mck_booted = !strcmp(v, "booted") || !strcmp(v, "booting");
 		} else if (!strcmp(key, "app_cpus") || !strcmp(key, "os_cpus")) {
 			if (parse_list(v, LWK_MAX_CPUS,
 				       key[0] == 'a' ? &p->plan.app_cpus : &p->plan.os_cpus))
@@ -163,6 +166,13 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 				return ERR("lwk: state line %u: bad huge", lineno);
 			p->huge_wanted[node] = (long)a;
 			p->huge_added[node] = (long)b;
+			p->huge_before[node] = -1; /* the result is known */
+		} else if (!strcmp(key, "hugeask")) {
+			if (sscanf(l, "hugeask %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
+			    node >= LWK_MAX_NUMA || a > LONG_MAX || b > LONG_MAX)
+				return ERR("lwk: state line %u: bad hugeask", lineno);
+			p->huge_before[node] = (long)a;
+			p->huge_wanted[node] = (long)b;
 		} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg")) {
 			/* irq, cgroup and jobcg lines are the teardown's. */
 			return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
@@ -219,24 +229,60 @@ static void state_file(const struct lwk_part_roots *r, uint32_t job, const char 
 	snprintf(out, len, "%s/%s/%" PRIu32 "/%s", r->state_root, r->node, job, name);
 }
 
-/* The job's lock, taken (blocking): the fd, or -1. */
+/*
+ * The job's lock, taken (blocking): the fd; -1 with errno ENOENT when
+ * there is none and create is false; else -1 with err.  The teardown
+ * unlinks the lock file while holding it: a waiter that then gets the
+ * lock of a file that is gone opens the path again.
+ */
 static int lock_job(const struct lwk_part_roots *r, uint32_t job, bool create, char *err,
 		    size_t errlen)
 {
 	char dir[4096], path[4200];
+	struct stat held, now;
 	int fd;
 
-	if (create) {
-		if (lwk_state_dir(r->state_root, r->node, job, dir, sizeof(dir), err, errlen))
+	for (;;) {
+		if (create &&
+		    lwk_state_dir(r->state_root, r->node, job, dir, sizeof(dir), err, errlen))
 			return -1;
+		state_file(r, job, "lwk.lock", path, sizeof(path));
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+		if (fd < 0) {
+			int e = errno;
+
+			if (create || e != ENOENT)
+				snprintf(err, errlen, "lwk: cannot open %s: %s", path, strerror(e));
+			errno = e;
+			return -1;
+		}
+		while (flock(fd, LOCK_EX) && errno == EINTR)
+			;
+		if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev)
+			return fd;
+		close(fd);
+		if (!create) {
+			errno = ENOENT;
+			return -1;
+		}
 	}
-	state_file(r, job, "lwk.lock", path, sizeof(path));
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
-	if (fd < 0) {
-		if (create || errno != ENOENT)
-			snprintf(err, errlen, "lwk: cannot open %s: %s", path, strerror(errno));
+}
+
+/*
+ * The node's lock: IRQ affinity, hugepage counts and IHK are the node's,
+ * not the job's (and on a dev cluster the host's, shared by its slurmd):
+ * setups and teardowns take it in turn.  The fd, or -1.
+ */
+static int lock_node(const struct lwk_part_roots *r)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.node.lock", r->state_root);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
 		return -1;
-	}
 	while (flock(fd, LOCK_EX) && errno == EINTR)
 		;
 	return fd;
@@ -255,6 +301,16 @@ static int read_state(const struct lwk_part_roots *r, uint32_t job, char *buf, s
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
+	{
+		/* Root acts on what it says (kills, writes to sysfs): only a
+		 * file of root's that nobody else could have written. */
+		struct stat st;
+
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
+			close(fd);
+			return -1;
+		}
+	}
 	while (n < len - 1 && (got = read(fd, buf + n, len - 1 - n)) > 0)
 		n += (size_t)got;
 	close(fd);
@@ -303,29 +359,35 @@ static void logf_(char *log, size_t loglen, const char *fmt, ...)
 /* SIGKILL every process in the cgroup directory and below; how many. */
 static int kill_tree(const char *dir, int depth)
 {
-	char path[1500], buf[8192];
+	char path[1500];
 	struct dirent *e;
 	DIR *d;
+	FILE *f;
 	int fd, n = 0;
-	ssize_t got;
+	long pid;
 
 	if (depth > 8)
 		return 0;
+	/* v2 (5.14+): the kernel kills the whole subtree at once. */
+	snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
+	fd = depth ? -1 : open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1) {
+			/* then the pids below */
+		}
+		close(fd);
+	}
+	/* Every pid, read as a stream: a cut number would be another pid. */
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		got = read(fd, buf, sizeof(buf) - 1);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f && fd >= 0)
 		close(fd);
-		buf[got > 0 ? got : 0] = '\0';
-		for (char *s = buf, *end;; s = end) {
-			long pid = strtol(s, &end, 10);
-
-			if (end == s)
-				break;
-			if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
-				n++;
-		}
-	}
+	while (f && fscanf(f, "%ld", &pid) == 1)
+		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	if (f)
+		fclose(f);
 	d = opendir(dir);
 	if (!d)
 		return n;
@@ -471,18 +533,63 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 
 /* ---- teardown ------------------------------------------------------------ */
 
-static int undo(const struct lwk_part_roots *r, const char *state, char *log,
-		size_t loglen)
+/*
+ * What the state says, line by line: a torn or damaged line is skipped,
+ * not a reason to undo nothing.  The job is the caller's (the directory
+ * the state is in).
+ */
+static void parse_lenient(const char *state, struct lwk_part *p, char *log, size_t loglen)
+{
+	char err[512];
+
+	if (lwk_part_parse(state, p, err, sizeof(err)) == 0)
+		return;
+	logf_(log, loglen, "%s (reading the rest line by line)", err);
+	memset(p, 0, sizeof(*p));
+	for (const char *line = state; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char one[4200];
+		struct lwk_part q;
+
+		if (len < sizeof(one)) {
+			memcpy(one, line, len);
+			one[len] = '\0';
+			if (lwk_part_parse(one, &q, err, sizeof(err)) == 0) {
+				if (q.plan.page_kb)
+					p->plan.page_kb = q.plan.page_kb;
+				p->mck_booted |= q.mck_booted;
+				for (int n = 0; n < LWK_MAX_NUMA; n++)
+					if (q.huge_wanted[n] || q.huge_before[n] >= 0) {
+						p->huge_wanted[n] = q.huge_wanted[n];
+						p->huge_added[n] = q.huge_added[n];
+						p->huge_before[n] = q.huge_before[n];
+					}
+			}
+		}
+		line += len + (nl ? 1 : 0);
+	}
+}
+
+/*
+ * Undo what the state records, in the reverse order of setup.  kill is
+ * false when a setup redoes one cut short: the job is running then, and
+ * its processes are not to be touched.
+ */
+static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state, bool kill,
+		char *log, size_t loglen)
 {
 	struct lwk_part p;
 	char err[512], *irqs;
 	size_t o = 0;
 	int rc = 0, left;
 
-	if (lwk_part_parse(state, &p, err, sizeof(err))) {
-		/* Still undo what can be read: the IRQ and cgroup lines. */
-		logf_(log, loglen, "%s", err);
-		memset(&p, 0, sizeof(p));
+	parse_lenient(state, &p, log, loglen);
+	/* First what still runs (mcexec holds McKernel busy). */
+	if (kill) {
+		if (remove_own_cgroups(r, state, log, loglen))
+			rc = -1;
+		clear_job_cgroups(r, job, state, log, loglen);
 	}
 	if (p.mck_booted) {
 		char out[2048];
@@ -494,14 +601,22 @@ static int undo(const struct lwk_part_roots *r, const char *state, char *log,
 			logf_(log, loglen, "McKernel stopped, its CPUs and memory released");
 		}
 	}
-	if (remove_own_cgroups(r, state, log, loglen))
-		rc = -1;
-	clear_job_cgroups(r, p.job, state, log, loglen);
 	for (int n = 0; n < LWK_MAX_NUMA; n++) {
 		struct lwk_hugepages h = { .node = n, .page_kb = p.plan.page_kb,
 					   .added = p.huge_added[n] };
 
-		if (!h.added || !h.page_kb)
+		if (!h.page_kb || (!p.huge_wanted[n] && p.huge_before[n] < 0))
+			continue;
+		if (p.huge_before[n] >= 0) {
+			/* Cut short between asking and recording: what was
+			 * added since, up to what was asked. */
+			long now = lwk_hugepages_count(r->sysfs, n, h.page_kb);
+
+			h.added = now > p.huge_before[n] ? now - p.huge_before[n] : 0;
+			if (h.added > p.huge_wanted[n])
+				h.added = p.huge_wanted[n];
+		}
+		if (!h.added)
 			continue;
 		if (lwk_hugepages_release(r->sysfs, &h, err, sizeof(err))) {
 			logf_(log, loglen, "%s", err);
@@ -558,44 +673,152 @@ static void remove_state(const struct lwk_part_roots *r, uint32_t job)
 int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, size_t loglen)
 {
 	char err[512], *state;
-	int fd, rc;
+	int fd, nfd, rc;
 
 	if (log && loglen)
 		log[0] = '\0';
 	fd = lock_job(r, job, false, err, sizeof(err));
-	if (fd < 0)
-		return 0; /* no --lwk here: one failed open() */
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* no --lwk here: one failed open() */
+		logf_(log, loglen, "%s", err);
+		return -1;
+	}
+	nfd = lock_node(r);
 	state = malloc(STATE_MAX);
 	if (!state || read_state(r, job, state, STATE_MAX)) {
 		free(state);
 		close(fd);
-		logf_(log, loglen, "lwk: job %" PRIu32 ": cannot read its state", job);
+		if (nfd >= 0)
+			close(nfd);
+		logf_(log, loglen, "cannot read the state of job %" PRIu32 " (not root's only?)", job);
 		return -1;
 	}
-	rc = undo(r, state, log, loglen);
+	rc = undo(r, job, state, true, log, loglen);
 	free(state);
-	/* Undone or not, a second try would do the same: what failed is
-	 * logged for the admin. */
-	remove_state(r, job);
+	/* What could not be undone stays recorded: the next teardown (a
+	 * sweep, slurmd's start) tries again. */
+	if (rc == 0)
+		remove_state(r, job);
 	close(fd);
+	if (nfd >= 0)
+		close(nfd);
 	return rc < 0 ? -1 : 1;
 }
 
 /* ---- setup --------------------------------------------------------------- */
 
+/* Append the lines of text, each prefixed with prefix. */
+static int append_prefixed(const struct lwk_part_roots *r, uint32_t job, const char *prefix,
+			   const char *text, char *err, size_t errlen)
+{
+	size_t n = 0, plen = strlen(prefix), o = 0;
+	char *out;
+	int rc;
+
+	for (const char *c = text; *c; c++)
+		n += *c == '\n';
+	out = malloc(strlen(text) + plen * n + 1);
+	if (!out)
+		return ERR("lwk: out of memory");
+	for (const char *line = text, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		memcpy(out + o, prefix, plen);
+		memcpy(out + o + plen, line, (size_t)(nl - line) + 1);
+		o += plen + (size_t)(nl - line) + 1;
+	}
+	out[o] = '\0';
+	rc = o ? append_state(r, job, out, err, errlen) : 0;
+	free(out);
+	return rc;
+}
+
+/* backend linux: IRQs off the App CPUs, hugepages for mem=.  Each action
+ * is written down before it is done, so that a crash in the middle
+ * leaves nothing the teardown does not know of. */
+static int setup_linux(const struct lwk_part_roots *r, uint32_t job, struct lwk_part *p, char *err,
+		       size_t errlen)
+{
+	size_t cap = 64 * 1024;
+	char *save = malloc(cap), line[128];
+	struct lwk_irq_result ir = { 0 };
+	int rc;
+
+	if (!save)
+		return ERR("lwk: out of memory");
+	/* First the list of what will move, with the old affinities. */
+	save[0] = '\0';
+	rc = lwk_irq_list_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, err, errlen);
+	if (!rc)
+		rc = append_prefixed(r, job, "irq ", save, err, errlen);
+	save[0] = '\0';
+	if (!rc)
+		rc = lwk_irq_move_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, &ir,
+				      err, errlen);
+	free(save);
+	if (rc)
+		return -1;
+	p->irq_moved = ir.moved;
+	p->irq_refused = ir.refused;
+	snprintf(line, sizeof(line), "irqs %u %u\n", ir.moved, ir.refused);
+	if (append_state(r, job, line, err, errlen))
+		return -1;
+
+	/* Hugepages for mem=, per App node, compacted first. */
+	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
+		struct lwk_hugepages h;
+		uint64_t page = (uint64_t)p->plan.page_kb * 1024;
+		long pages = (long)((p->plan.node_mem[n] + page - 1) / page),
+		     before = lwk_hugepages_count(r->sysfs, n, p->plan.page_kb);
+
+		if (!pages)
+			continue;
+		if (before < 0)
+			return ERR("lwk: --lwk: NUMA node %d has no %lukB hugepages here", n,
+				   p->plan.page_kb);
+		snprintf(line, sizeof(line), "hugeask %d %ld %ld\n", n, before, pages);
+		if (append_state(r, job, line, err, errlen) ||
+		    lwk_hugepages_reserve(r->sysfs, n, p->plan.page_kb, pages, &h, err, errlen))
+			return -1;
+		p->huge_wanted[n] = pages;
+		p->huge_added[n] = h.added;
+		snprintf(line, sizeof(line), "huge %d %ld %ld\n", n, pages, h.added);
+		if (append_state(r, job, line, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+/* backend mckernel: IHK takes the App CPUs and memory away from Linux
+ * itself (their IRQs go with them). */
+static int setup_mckernel(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
+			  struct lwk_part *p, char *err, size_t errlen)
+{
+	char log[2048];
+
+	/* One McKernel per node: one that runs is another job's (or left by
+	 * a crash, for the sweep); never take it over, never stop it. */
+	if (lwk_mck_running(r->mck_prefix))
+		return ERR("lwk: --lwk: McKernel is already running on %s; it is not this job's",
+			   r->node);
+	if (append_state(r, job, "mck booting\n", err, errlen) ||
+	    lwk_mck_boot(r->mck_prefix, t, &p->plan, r->uid, r->gid, log, sizeof(log), err, errlen) ||
+	    append_state(r, job, "mck booted\n", err, errlen))
+		return -1;
+	return 0;
+}
+
 static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		    const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
 		    struct lwk_part *p, char *err, size_t errlen)
 {
-	char *save, line[128];
-	size_t cap = 64 * 1024;
-	struct lwk_irq_result ir = { 0 };
-
 	bool mck = o->backend == LWK_BACKEND_MCKERNEL ||
 		   (o->backend == LWK_BACKEND_AUTO && lwk_mck_installed(r->mck_prefix));
+	char text[16384];
 
 	memset(p, 0, sizeof(*p));
 	p->job = job;
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		p->huge_before[n] = -1;
 	if (mck && !lwk_mck_installed(r->mck_prefix))
 		return ERR("lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on %s "
 			   "(no %s/sbin/mcreboot.sh); use backend=linux or backend=auto",
@@ -605,87 +828,11 @@ static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct l
 		snprintf(p->mcexec, sizeof(p->mcexec), "%s/bin/mcexec", r->mck_prefix);
 	if (lwk_plan_make(t, job_cpus, o, whole_dies, &p->plan, err, errlen))
 		return -1;
-	{
-		char text[16384];
-
-		if (lwk_part_format(p, text, sizeof(text)) >= sizeof(text))
-			return ERR("lwk: --lwk: the plan does not fit its state file");
-		if (append_state(r, job, text, err, errlen))
-			return -1;
-	}
-	if (mck) {
-		/* IHK takes the App CPUs and memory away from Linux itself
-		 * (IRQs go with the CPUs): boot, and remember to stop it. */
-		char log[2048];
-
-		if (lwk_mck_boot(r->mck_prefix, t, &p->plan, r->uid, r->gid, log, sizeof(log), err,
-				 errlen))
-			return -1;
-		if (append_state(r, job, "mck booted\nready\n", err, errlen))
-			return -1;
-		p->ready = true;
-		return 1;
-	}
-
-	/* IRQs: saved into the state as they were. */
-	save = malloc(cap);
-	if (!save)
-		return ERR("lwk: out of memory");
-	save[0] = '\0'; /* lwk_irq_move_off appends */
-	if (lwk_irq_move_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, &ir, err,
-			     errlen)) {
-		free(save);
-		return -1;
-	}
-	{
-		/* Prefix each saved line with "irq ". */
-		size_t n = 0;
-		char *text;
-
-		for (const char *s = save; *s; s++)
-			n += *s == '\n';
-		text = malloc(strlen(save) + 4 * n + 64);
-		if (!text) {
-			free(save);
-			return ERR("lwk: out of memory");
-		}
-		text[0] = '\0';
-		for (char *s = save, *nl; *s; s = nl + 1) {
-			nl = strchr(s, '\n');
-			if (!nl)
-				break;
-			strcat(text, "irq ");
-			strncat(text, s, (size_t)(nl - s) + 1);
-		}
-		snprintf(line, sizeof(line), "irqs %u %u\n", ir.moved, ir.refused);
-		strcat(text, line);
-		free(save);
-		if (append_state(r, job, text, err, errlen)) {
-			free(text);
-			return -1;
-		}
-		free(text);
-		p->irq_moved = ir.moved;
-		p->irq_refused = ir.refused;
-	}
-
-	/* Hugepages for mem=, per App node, compacted first. */
-	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
-		struct lwk_hugepages h;
-		uint64_t page = (uint64_t)p->plan.page_kb * 1024;
-		long pages = (long)((p->plan.node_mem[n] + page - 1) / page);
-
-		if (!pages)
-			continue;
-		if (lwk_hugepages_reserve(r->sysfs, n, p->plan.page_kb, pages, &h, err, errlen))
-			return -1;
-		p->huge_wanted[n] = pages;
-		p->huge_added[n] = h.added;
-		snprintf(line, sizeof(line), "huge %d %ld %ld\n", n, pages, h.added);
-		if (append_state(r, job, line, err, errlen))
-			return -1;
-	}
-	if (append_state(r, job, "ready\n", err, errlen))
+	if (lwk_part_format(p, text, sizeof(text)) >= sizeof(text))
+		return ERR("lwk: --lwk: the plan does not fit its state file");
+	if (append_state(r, job, text, err, errlen) ||
+	    (mck ? setup_mckernel(r, job, t, p, err, errlen) : setup_linux(r, job, p, err, errlen)) ||
+	    append_state(r, job, "ready\n", err, errlen))
 		return -1;
 	p->ready = true;
 	return 1;
@@ -696,7 +843,7 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		   struct lwk_part *p, char *err, size_t errlen)
 {
 	char *state, log[2048] = "";
-	int fd, rc;
+	int fd, nfd, rc;
 
 	fd = lock_job(r, job, true, err, errlen);
 	if (fd < 0)
@@ -705,16 +852,23 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 	if (!state || read_state(r, job, state, STATE_MAX)) {
 		free(state);
 		close(fd);
-		return ERR("lwk: cannot read the state of job %" PRIu32, job);
+		return ERR("lwk: cannot read the state of job %" PRIu32 " (not root's only?)", job);
 	}
 	if (state[0] && lwk_part_parse(state, p, err, errlen) == 0 && p->ready) {
 		free(state);
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
+	nfd = lock_node(r);
+	if (nfd < 0) {
+		free(state);
+		close(fd);
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	}
 	if (state[0]) {
-		/* A setup cut short (slurmstepd killed in it): undo, redo. */
-		undo(r, state, log, sizeof(log));
+		/* A setup cut short (slurmstepd killed in it): undo what it
+		 * did, then set up anew.  The job runs: kill nothing. */
+		undo(r, job, state, false, log, sizeof(log));
 		state_file(r, job, "lwk.state", state, STATE_MAX);
 		unlink(state);
 	}
@@ -724,10 +878,11 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		/* Nothing half set up: undo what the state records. */
 		state = malloc(STATE_MAX);
 		if (state && read_state(r, job, state, STATE_MAX) == 0)
-			undo(r, state, log, sizeof(log));
+			undo(r, job, state, false, log, sizeof(log));
 		free(state);
 		remove_state(r, job);
 	}
+	close(nfd);
 	close(fd);
 	return rc;
 }
@@ -759,7 +914,26 @@ bool lwk_part_job_alive(uint32_t job)
 		if (n <= 0)
 			continue;
 		buf[n] = '\0';
-		alive = !strncmp(buf, want, (size_t)wlen);
+		if (strncmp(buf, want, (size_t)wlen))
+			continue;
+		/* Anyone can name a process so: only root's slurmstepd
+		 * counts, or a user could keep a dead job's partition. */
+		{
+			struct stat st;
+			char exe[256];
+			ssize_t l;
+
+			snprintf(path, sizeof(path), "/proc/%.20s", e->d_name);
+			if (stat(path, &st) || st.st_uid != 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.20s/exe", e->d_name);
+			l = readlink(path, exe, sizeof(exe) - 1);
+			if (l <= 0)
+				continue;
+			exe[l] = '\0';
+			/* Debian's is slurmstepd-wlm. */
+			alive = strrchr(exe, '/') && !strncmp(strrchr(exe, '/'), "/slurmstepd", 11);
+		}
 	}
 	closedir(d);
 	return alive;
@@ -842,7 +1016,7 @@ static int task_cgroup_path(const char *proc_cgroup, enum lwk_cgroup_version v, 
  * inside this job's cgroup (Slurm made none).
  */
 static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_version v, char *out,
-			     size_t len)
+			     size_t len, size_t *job_len)
 {
 	char want[32];
 	size_t w = (size_t)snprintf(want, sizeof(want), "/job_%" PRIu32 "/", job);
@@ -850,6 +1024,7 @@ static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_ver
 
 	if (!s)
 		return -1;
+	*job_len = (size_t)(s - path) + w - 1; /* up to and with "job_<id>" */
 	step = s + w;
 	if (strncmp(step, "step_", 5))
 		return -1;
@@ -927,7 +1102,8 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 {
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
 	struct lwk_cgroup cg;
-	char path[768], step[768];
+	char path[768], step[768], job[40];
+	size_t job_len = 0;
 
 	snprintf(isolation, isolen, "none");
 	if (v == LWK_CGROUP_NONE)
@@ -937,33 +1113,30 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 	 * task here is an mcexec or a helper, all Linux-side. */
 	if (!strcmp(p->backend, "mckernel"))
 		role = LWK_ROLE_DELEGATION;
+	if (!proc_cgroup[0])
+		return ERR("lwk: --lwk: cannot read the cgroups of task %d", (int)pid);
+	snprintf(job, sizeof(job), "/job_%" PRIu32 "/", p->job);
 	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
-	    slurm_step_cgroup(path, p->job, v, step, sizeof(step)) == 0) {
+	    slurm_step_cgroup(path, p->job, v, step, sizeof(step), &job_len) == 0) {
 		/* Slurm's cgroup of the step: Slurm keeps tracking,
 		 * signalling and removing it. */
 		char line[800];
-		const char *j;
-		int upto;
 
 		if (lwk_cgroup_init(&cg, r->cgroup_root, step, err, errlen) ||
 		    lwk_cgroup_enable(&cg, err, errlen))
 			return -1;
 		/* The job's cgroup, for the teardown: what a killed
 		 * slurmstepd leaves running there is killed with it. */
-		j = strstr(step, "/job_");
-		upto = (int)(j - step) + 1 + (int)strcspn(j + 1, "/");
-
-		snprintf(line, sizeof(line), "jobcg %.*s\n", upto, step);
+		snprintf(line, sizeof(line), "jobcg %.*s\n", (int)job_len, step);
 		if (record_once(r, p->job, line, err, errlen))
 			return -1;
-		if (!strcmp(p->backend, "mckernel") && v == LWK_CGROUP_V2) {
-			/* One delegation cgroup for all of the job's steps:
-			 * Slurm's cgroup of the job (v1 would refuse a job
-			 * cpuset smaller than its steps': there, per step). */
-			step[upto] = '\0';
-			if (lwk_cgroup_init(&cg, r->cgroup_root, step, err, errlen))
-				return -1;
-		}
+	} else if (strstr(proc_cgroup, job) || (job[strlen(job) - 1] = '\n', strstr(proc_cgroup, job))) {
+		/* Slurm holds the task in cgroups of the job, but not in a
+		 * cpuset one (v1 without ConstrainCores): moving it out would
+		 * take it from Slurm's other limits. */
+		return ERR("lwk: --lwk: Slurm's cgroups of job %" PRIu32 " on %s have no cpuset of "
+			   "the step (cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes "
+			   "there, or no Slurm cgroups at all", p->job, r->node);
 	} else if (own_cgroup(r, p, role, &cg, err, errlen) ||
 		   lwk_cgroup_attach(&cg, pid, err, errlen)) {
 		return -1;

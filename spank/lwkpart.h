@@ -67,6 +67,7 @@ struct lwk_part {
 	unsigned int irq_moved, irq_refused;
 	long huge_wanted[LWK_MAX_NUMA]; /* pages of plan.page_kb per node */
 	long huge_added[LWK_MAX_NUMA];
+	long huge_before[LWK_MAX_NUMA]; /* asked, result not recorded: the count before, else -1 */
 	bool ready; /* setup finished (else a crash cut it short) */
 };
 

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,14 +18,52 @@
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
-/* A tool root may run: a root-owned regular file, executable, that no
- * one else can change. */
+/* Root-owned and writable by root alone. */
+static bool root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & 022);
+}
+
+/*
+ * Open a tool root may run: a root-owned regular executable that no one
+ * else can change, in directories no one else can change (else its name
+ * could be made to point elsewhere).  The fd, for fexecve: what was
+ * checked is what runs.  -1 when not.
+ */
+static int open_trusted(const char *path)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (path[0] != '/' || !realpath(path, real))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", real);
+	for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+		*slash = '\0';
+		if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode) || !root_only(&st))
+			return -1;
+		if (!dir[0])
+			break;
+	}
+	fd = open(real, O_RDONLY); /* no O_CLOEXEC: a script's interpreter reads it */
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !root_only(&st) || !(st.st_mode & 0100)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static bool trusted(const char *path)
 {
-	struct stat st;
+	int fd = open_trusted(path);
 
-	return path[0] == '/' && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	       !(st.st_mode & 022) && (st.st_mode & 0100);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 static void tool(const char *prefix, const char *name, char *out, size_t len)
@@ -75,22 +115,28 @@ int lwk_mck_boot_argv(const char *prefix, const struct lwk_topology *t, const st
 int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_s)
 {
 	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
-	int pipefd[2], status = 0;
+	int pipefd[2], status = 0, tfd;
 	size_t got = 0;
 	pid_t pid;
 	struct timespec start, now;
 
 	if (outlen)
 		out[0] = '\0';
-	if (!trusted(argv[0])) {
-		snprintf(out, outlen, "%s is not a root-owned executable that only root can change",
+	tfd = open_trusted(argv[0]);
+	if (tfd < 0) {
+		snprintf(out, outlen,
+			 "%s is not a root-owned executable that only root can change, in "
+			 "directories only root can change",
 			 argv[0]);
 		return -1;
 	}
-	if (pipe2(pipefd, O_CLOEXEC))
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		close(tfd);
 		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
+		close(tfd);
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return -1;
@@ -102,10 +148,16 @@ int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_
 			dup2(devnull, 0);
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
+		/* Nothing of slurmstepd's open files reaches the tool or
+		 * the daemons it starts: only the tool itself, as fd 3. */
+		if (dup2(tfd, 3) != 3)
+			_exit(127);
+		close_range(4, ~0U, 0);
 		setsid();
-		execve(argv[0], (char *const *)argv, envp);
+		fexecve(3, (char *const *)argv, envp);
 		_exit(127);
 	}
+	close(tfd);
 	close(pipefd[1]);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -190,6 +242,14 @@ int lwk_mck_boot(const char *prefix, const struct lwk_topology *t, const struct 
 undo:
 	lwk_mck_shutdown(prefix, out, sizeof(out));
 	return -1;
+}
+
+bool lwk_mck_running(const char *prefix)
+{
+	char out[256];
+
+	return run2(prefix, "sbin/ihkosctl", "0", "get", "status", out, sizeof(out)) == 0 &&
+	       (strstr(out, "RUNNING") || strstr(out, "BOOTING"));
 }
 
 int lwk_mck_shutdown(const char *prefix, char *log, size_t loglen)

@@ -48,6 +48,9 @@ int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_
 int lwk_mck_boot(const char *prefix, const struct lwk_topology *t, const struct lwk_plan *p,
 		 uid_t uid, gid_t gid, char *log, size_t loglen, char *err, size_t errlen);
 
+/* Does an OS instance run (ihkosctl 0 get status: RUNNING or BOOTING)? */
+bool lwk_mck_running(const char *prefix);
+
 /* mcstop+release.sh: 0, or -1 (its output in log). */
 int lwk_mck_shutdown(const char *prefix, char *log, size_t loglen);
 

@@ -11,7 +11,7 @@ IHK_STANDIN=/run/ihk-standin
 mkdir -p "$IHK_STANDIN"
 
 standin_log() {
-	echo "$(basename "$0") $*" >>"$IHK_STANDIN/calls"
+	echo "$(basename "${self:-$0}") $*" >>"$IHK_STANDIN/calls"
 }
 
 die() {

@@ -86,7 +86,7 @@ need_private() {
 
 all_nodes_usable() {
 	local bad
-	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp)$' || true)
+	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp|plnd)$' || true)
 	[ -z "$bad" ] || fail "nodes not usable: $bad"
 }
 

@@ -7,13 +7,13 @@ LWK_DEFAULTS='os=1,mem=0,numa=auto,backend=auto,hugepage=2M,deleg_mem=128M,deleg
 
 test_srun_values_reach_every_node() {
 	[ "$LWK_NODES" -ge 2 ] || skip "needs at least 2 nodes, the cluster has $LWK_NODES"
-	srun -N "$LWK_NODES" --lwk=os=1,numa=0,deleg_cpu=150 --sync-monitor=interval=250ms \
+	srun -N "$LWK_NODES" --lwk=os=1,numa=0,deleg_cpu=50 --sync-monitor=interval=250ms \
 		bash -c 'echo "$SLURMD_NODENAME|$SLURM_LWK_REQUEST|$SLURM_SYNC_MONITOR_REQUEST|${SLURM_CASAS_REQUEST-unset}"' \
 		>"$LWK_WORK/out" 2>&1 || fail "srun failed: $(cat "$LWK_WORK/out")"
 	[ "$(cut -d'|' -f1 "$LWK_WORK/out" | sort -u | wc -l)" = "$LWK_NODES" ] ||
 		fail "expected one line from each of $LWK_NODES nodes: $(cat "$LWK_WORK/out")"
 	[ "$(cut -d'|' -f2- "$LWK_WORK/out" | sort -u)" = \
-	  "os=1,mem=0,numa=0,backend=auto,hugepage=2M,deleg_mem=128M,deleg_cpu=150%|interval=250ms,offset=0ms,source=auto,idle=1%,fullscan=20,flush=20,buffer=1M|unset" ] ||
+	  "os=1,mem=0,numa=0,backend=auto,hugepage=2M,deleg_mem=128M,deleg_cpu=50%|interval=250ms,offset=0ms,source=auto,idle=1%,fullscan=20,flush=20,buffer=1M|unset" ] ||
 		fail "nodes saw: $(cat "$LWK_WORK/out")"
 }
 

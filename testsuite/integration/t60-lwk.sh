@@ -135,6 +135,23 @@ test_an_impossible_request_fails_the_job_not_the_node() {
 	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "state of job $jid left on node1"
 }
 
+# job_submit.lua gives --lwk jobs whole nodes; a job that went around it
+# (a client without the plugin) with part of a node is refused there.
+test_a_job_without_the_whole_node_is_refused() {
+	need_private
+	client_without_plugin
+	local jid
+	jid=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=os=1 \
+		sbatch --parsable -N1 -n1 -w node2 -o "$LWK_WORK/part.out" --wrap 'echo the job ran') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED"
+	assert_grep "^lwk: --lwk needs whole nodes: the job has CPUs [0-9,-]+ of [0-9,-]+ here; submit with --exclusive" \
+		"$LWK_WORK/part.out" "the job's output"
+	! on_node node2 test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "state of job $jid left on node2"
+	all_nodes_usable
+}
+
 test_steps_share_one_partition() {
 	need_private
 	local jid
@@ -294,6 +311,39 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 	fi
 	[ "$(tail -1 <<<"$calls")" = "mcstop+release.sh " ] || fail "McKernel was not stopped last: $calls"
 	! on_node node1 test -e /run/ihk-standin/os0 || fail "McKernel still booted after the job"
+}
+
+# The job's user owns McKernel (mcreboot.sh -o): their mcexec runs,
+# and a McKernel already running (another job's) is neither taken over
+# nor stopped.
+test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf standin=$top/testsuite/ihk-standin jid user dir calls
+	echo "IHK is absent here: the mckernel backend is tested against $standin"
+	user=$(make_test_user)
+	dir=$LWK_WORK/mck-user
+	mkdir -p "$dir" && chown "$user" "$dir"
+	on_node node1 rm -rf /run/ihk-standin
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	sed -i "1s|\$| mckernel=$standin|" "$conf"
+	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$dir/out" \
+		--wrap 'srun "$SLURM_LWK_MCEXEC" true && echo mcexec-ok') || fail "sbatch as $user failed"
+	wait_job "$jid"
+	wait_teardown node1 "$jid"
+	[ "$job_state" = COMPLETED ] && grep -q mcexec-ok "$dir/out" ||
+		fail "job $jid of $user ended $job_state: $(cat "$dir/out")"
+	calls=$(on_node node1 cat /run/ihk-standin/calls)
+	grep -qE -- "-o $(id -u "$user"):$(id -g "$user")\$" <<<"$calls" || fail "McKernel not given to $user: $calls"
+	grep -q "^mcexec uid $(id -u "$user") " <<<"$calls" || fail "no mcexec of $user: $calls"
+	# Another McKernel runs: the job fails, that one stays up.
+	on_node node1 bash -c 'mkdir -p /run/ihk-standin && printf "status RUNNING\ncpus 1\nowner 0:0\n" >/run/ihk-standin/os0'
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=mem=32M true
+	assert_grep "lwk: --lwk: McKernel is already running on node1; it is not this job's" "$LWK_WORK/err"
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	on_node node1 test -e /run/ihk-standin/os0 || fail "the other McKernel was stopped"
+	on_node node1 rm -rf /run/ihk-standin
+	all_nodes_usable
 }
 
 test_mckernel_requested_where_it_is_not_installed_fails_the_job() {

@@ -3,7 +3,10 @@
 # Stand-in for IHK/McKernel's mcreboot.sh (see ../lib.sh): the options of
 # the real script, checked against this machine.
 set -u
-. "$(dirname "$0")/../lib.sh"
+# slurm-lwk runs tools through fexecve(): $0 is then /dev/fd/N.
+self=$0
+case $self in /dev/fd/*) self=$(readlink "/proc/$$/fd/${self#/dev/fd/}") ;; esac
+. "$(dirname "$self")/../lib.sh"
 standin_log "$@"
 cpus='' mem='' map='' owner=''
 while getopts :c:m:r:o:f:i:k:q:d:tO opt; do
@@ -51,3 +54,5 @@ done
 	die "invalid owner '$owner'"
 printf 'status RUNNING\ncpus %s\nmem %s\nikc_map %s\nowner %s\n' "$cpus" "$mem" "$map" "$owner" \
 	>"$IHK_STANDIN/os0"
+# The owner's mcexec logs its calls too.
+chmod 666 "$IHK_STANDIN/calls"
