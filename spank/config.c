@@ -21,6 +21,8 @@ static const struct lwk_kv_key config_keys[] = {
 	  sizeof(((struct lwk_config *)0)->cgroup_root), NULL, LWK_KV_NOSET },
 	{ "mckernel", LWK_KV_PATH, offsetof(struct lwk_config, mckernel), 0,
 	  sizeof(((struct lwk_config *)0)->mckernel), NULL, LWK_KV_NOSET },
+	{ "lwk_whole_dies", LWK_KV_BOOL, offsetof(struct lwk_config, lwk_whole_dies), 0, 0, NULL,
+	  LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -34,6 +36,7 @@ void lwk_config_defaults(struct lwk_config *c)
 	snprintf(c->syncmon, sizeof(c->syncmon), "%s", LWK_SYNCMON_PATH);
 	snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", "/sys/fs/cgroup");
 	snprintf(c->mckernel, sizeof(c->mckernel), "%s", "/opt/mckernel");
+	c->lwk_whole_dies = false;
 }
 
 static void key_list(char *buf, size_t len)

@@ -29,6 +29,7 @@ struct lwk_config {
 	char syncmon[256];	/* the --sync-monitor sampler program */
 	char cgroup_root[256];	/* where cgroupfs is mounted          */
 	char mckernel[256];	/* IHK/McKernel's install prefix      */
+	bool lwk_whole_dies;	/* --lwk OS cores in whole dies       */
 };
 
 #ifndef LWK_SYNCMON_PATH

@@ -9,7 +9,6 @@
  * It reads the plugin's arguments (state_dir, cgroup_root) from the
  * lwk.so line of plugstack.conf, so it looks where the plugin writes.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,27 +64,17 @@ static int plugstack_args(const char *file, struct lwk_config *c, char *err, siz
 /* --dry-run: each job with --lwk state here, and whether it runs. */
 static void list_jobs(const char *state_dir, const char *node)
 {
-	char dir[4096], path[4400];
-	struct dirent *e;
-	DIR *d;
+	char path[4400];
+	uint32_t jobs[4096];
+	int n = lwk_state_jobs(state_dir, node, jobs, 4096);
 
-	snprintf(dir, sizeof(dir), "%s/%s", state_dir, node);
-	d = opendir(dir);
-	printf("lwk-sweep: %s: state in %s\n", node, dir);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *end;
-		unsigned long job = strtoul(e->d_name, &end, 10);
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || job > UINT32_MAX)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/lwk.state", dir, e->d_name);
+	printf("lwk-sweep: %s: state in %s/%s\n", node, state_dir, node);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%u/lwk.state", state_dir, node, jobs[i]);
 		if (access(path, F_OK) == 0)
-			printf("job %lu: %s\n", job,
-			       lwk_part_job_alive((uint32_t)job) ? "running, kept" : "gone, would be torn down");
+			printf("job %u: %s\n", jobs[i],
+			       lwk_part_job_alive(jobs[i]) ? "running, kept" : "gone, would be torn down");
 	}
-	closedir(d);
 }
 
 int main(int argc, char **argv)

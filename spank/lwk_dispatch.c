@@ -19,6 +19,7 @@
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
+#include "lwkpart.h"
 #include "syncmon_ctl.h"
 
 SPANK_PLUGIN(lwk, 1);
@@ -117,4 +118,15 @@ void lwk_node_name(char *buf, size_t len)
 		snprintf(buf, len, "localhost");
 	buf[len - 1] = '\0';
 	buf[strcspn(buf, ".")] = '\0';
+}
+
+void lwk_part_roots_of(struct lwk_part_roots *r, const char *node)
+{
+	memset(r, 0, sizeof(*r));
+	r->sysfs = "/sys";
+	r->proc = "/proc";
+	r->cgroup_root = lwk_cfg.cgroup_root;
+	r->state_root = lwk_cfg.state_dir;
+	r->node = node;
+	r->mck_prefix = lwk_cfg.mckernel;
 }

@@ -20,16 +20,6 @@ static void log_lines(uint32_t job, const char *node, char *log)
 			   strncmp(line, "lwk: ", 5) ? line : line + 5);
 }
 
-static void part_roots(struct lwk_part_roots *r, const char *node)
-{
-	memset(r, 0, sizeof(*r));
-	r->sysfs = "/sys";
-	r->proc = "/proc";
-	r->cgroup_root = lwk_cfg.cgroup_root;
-	r->state_root = lwk_cfg.state_dir;
-	r->node = node;
-	r->mck_prefix = lwk_cfg.mckernel;
-}
 
 /*
  * slurmd starts (after its own crash, or a node's): tear down the --lwk
@@ -42,7 +32,7 @@ void lwk_sweep_partitions(const char *node)
 	char log[8192];
 	int n;
 
-	part_roots(&r, node);
+	lwk_part_roots_of(&r, node);
 	n = lwk_part_sweep(&r, lwk_part_job_alive, log, sizeof(log));
 	if (n > 0) {
 		slurm_info("lwk: tore down the --lwk partitions of %d job(s) that are gone", n);
@@ -66,7 +56,7 @@ int lwk_jobscript_epilog(spank_t sp)
 		struct lwk_part_roots r;
 		char plog[8192];
 
-		part_roots(&r, node);
+		lwk_part_roots_of(&r, node);
 		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
 			log_lines(job, node, plog);
 	}

@@ -37,6 +37,11 @@ int lwk_local_post_opt(spank_t sp);
 /* lwk_dispatch.c: this node's name (slurmd -N, else the short host name) */
 void lwk_node_name(char *buf, size_t len);
 
+/* lwk_dispatch.c: where the --lwk partition of this node's jobs lives,
+ * from the plugstack arguments (uid and gid left 0) */
+struct lwk_part_roots;
+void lwk_part_roots_of(struct lwk_part_roots *r, const char *node);
+
 /* lwk_jobscript.c: prolog/epilog (S_CTX_JOB_SCRIPT) */
 int lwk_jobscript_epilog(spank_t sp);
 /* slurmd start: tear down the partitions of jobs that are gone */

@@ -29,13 +29,7 @@ static char node[256];
 static void roots(spank_t sp, struct lwk_part_roots *r)
 {
 	lwk_node_name(node, sizeof(node));
-	memset(r, 0, sizeof(*r));
-	r->sysfs = "/sys";
-	r->proc = "/proc";
-	r->cgroup_root = lwk_cfg.cgroup_root;
-	r->state_root = lwk_cfg.state_dir;
-	r->node = node;
-	r->mck_prefix = lwk_cfg.mckernel;
+	lwk_part_roots_of(r, node);
 	spank_get_item(sp, S_JOB_UID, &r->uid);
 	spank_get_item(sp, S_JOB_GID, &r->gid);
 }
@@ -122,7 +116,8 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 	else if (whole_node_and_memory(t, &cpus, mem_mb, &o, err, sizeof(err)))
 		rc = -1;
 	else
-		rc = lwk_part_setup(&r, job, t, &cpus, &o, false, &part, err, sizeof(err));
+		rc = lwk_part_setup(&r, job, t, &cpus, &o, lwk_cfg.lwk_whole_dies, &part, err,
+				    sizeof(err));
 	lwk_topology_free(t);
 	if (rc < 0) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.400s (on %.100s)", err, node);

@@ -942,32 +942,21 @@ bool lwk_part_job_alive(uint32_t job)
 int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), char *log,
 		   size_t loglen)
 {
-	char dir[4096], path[4400], one[2048];
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-	int swept = 0;
+	char path[4400], one[2048];
+	uint32_t jobs[4096];
+	int n = lwk_state_jobs(r->state_root, r->node, jobs, 4096), swept = 0;
 
 	if (log && loglen)
 		log[0] = '\0';
-	snprintf(dir, sizeof(dir), "%s/%s", r->state_root, r->node);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char *end;
-		unsigned long job = strtoul(e->d_name, &end, 10);
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || job > UINT32_MAX)
+	for (int i = 0; i < n; i++) {
+		state_file(r, jobs[i], "lwk.state", path, sizeof(path));
+		if (access(path, F_OK) || alive(jobs[i]))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/lwk.state", dir, e->d_name);
-		if (lstat(path, &st) || alive((uint32_t)job))
-			continue;
-		if (lwk_part_teardown(r, (uint32_t)job, one, sizeof(one)) != 0)
+		if (lwk_part_teardown(r, jobs[i], one, sizeof(one)) != 0)
 			swept++;
-		logf_(log, loglen, "lwk: swept job %lu: %s", job, one[0] ? one : "nothing to undo");
+		logf_(log, loglen, "lwk: swept job %" PRIu32 ": %s", jobs[i],
+		      one[0] ? one : "nothing to undo");
 	}
-	closedir(d);
 	return swept;
 }
 

@@ -320,30 +320,44 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 	return stopped;
 }
 
-int lwk_syncmon_sweep(const char *state_root, const char *node)
+int lwk_state_jobs(const char *state_root, const char *node, uint32_t *jobs, int max)
 {
-	char dir[4096], lock[4400];
+	char dir[4096];
 	struct dirent *e;
 	DIR *d;
-	int cleaned = 0;
+	int n = 0;
 
 	snprintf(dir, sizeof(dir), "%s/%s", state_root, node);
 	d = opendir(dir);
 	if (!d)
 		return 0;
-	while ((e = readdir(d))) {
+	while (n < max && (e = readdir(d))) {
 		char *end;
 		unsigned long job = strtoul(e->d_name, &end, 10);
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || job > UINT32_MAX)
-			continue;
-		snprintf(lock, sizeof(lock), "%s/%s/syncmon.lock", dir, e->d_name);
-		if (!lock_free(lock))
-			continue; /* its sampler still runs */
-		/* Reuse the epilog's removal; nothing to signal. */
-		lwk_syncmon_stop(state_root, node, (uint32_t)job, 0, NULL, 0);
-		cleaned++;
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && job <= UINT32_MAX)
+			jobs[n++] = (uint32_t)job;
 	}
 	closedir(d);
+	return n;
+}
+
+int lwk_syncmon_sweep(const char *state_root, const char *node)
+{
+	char lock[4400];
+	uint32_t jobs[4096];
+	int n = lwk_state_jobs(state_root, node, jobs, 4096), cleaned = 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(lock, sizeof(lock), "%s/%s/%u/syncmon.lock", state_root, node, jobs[i]);
+		bool had = access(lock, F_OK) == 0;
+
+		if (!lock_free(lock))
+			continue; /* its sampler still runs */
+		/* Reuse the epilog's removal; nothing to signal.  It also
+		 * removes a job directory left empty. */
+		lwk_syncmon_stop(state_root, node, jobs[i], 0, NULL, 0);
+		cleaned += had;
+	}
 	return cleaned;
 }

@@ -35,6 +35,10 @@ struct lwk_syncmon_start {
 int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *out, size_t len,
 		  char *err, size_t errlen);
 
+/* The jobs with a state directory on this node (<state_root>/<node>/<job>),
+ * at most max of them; how many. */
+int lwk_state_jobs(const char *state_root, const char *node, uint32_t *jobs, int max);
+
 /* 1 started, 0 already running on this node, -1 error (message in err). */
 int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errlen);
 

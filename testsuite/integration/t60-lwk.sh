@@ -152,6 +152,31 @@ test_a_job_without_the_whole_node_is_refused() {
 	all_nodes_usable
 }
 
+# plugstack lwk_whole_dies=yes (nodes of die-granular partitions): the
+# OS cores are whole dies, so the partition is whole dies too.
+test_os_cores_in_whole_dies_when_the_node_says_so() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf line dies per out
+	line=$(scontrol show node node1)
+	dies=$(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2)
+	per=$(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2)
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	sed -i "1s|\$| lwk_whole_dies=yes|" "$conf"
+	if [ "$dies" -ge 2 ]; then
+		out=$(srun -N1 -w node1 --lwk=os=1 printenv SLURM_LWK_OS_CPUS 2>"$LWK_WORK/err") ||
+			fail "srun failed: $(cat "$LWK_WORK/err")"
+		# Dies are Slurm's sockets here: the first die is CPUs 0..per-1.
+		[ "$out" = "0-$((per - 1))" ] || fail "os=1 in whole dies of $per cores gave OS CPUs $out"
+	else
+		# One die: rounding os=1 up to it leaves no App core.
+		run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=os=1 true
+		assert_grep "os=1 rounded up to whole dies leaves no App core" "$LWK_WORK/err"
+	fi
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	all_nodes_usable
+}
+
 test_steps_share_one_partition() {
 	need_private
 	local jid

@@ -27,7 +27,7 @@ START_TEST(values)
 	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_DRAIN_NODE);
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
-			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel");
+			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no");
 }
 END_TEST
 
@@ -53,7 +53,8 @@ START_TEST(refusals)
 	char *relative[] = { "state_dir=run/lwk" };
 
 	refuse(2, unknown, "unknown key 'statedir'",
-	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel");
+	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
+	       "lwk_whole_dies");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");

@@ -7,37 +7,29 @@
 
 static char err[1024];
 
-static struct lwk_cpuset list(const char *l)
-{
-	struct lwk_cpuset s;
-
-	ck_assert_int_eq(lwk_cpulist_parse(l, LWK_MAX_CPUS, &s), 0);
-	return s;
-}
-
 START_TEST(new_affinity_avoids_app_cpus)
 {
-	struct lwk_cpuset app = list("4-7"), os = list("0"), out, cur;
+	struct lwk_cpuset app = cpus_of("4-7"), os = cpus_of("0"), out, cur;
 	char buf[64];
 
-	cur = list("0-7");
+	cur = cpus_of("0-7");
 	ck_assert(lwk_irq_new_affinity(&cur, &app, &os, &out));
 	lwk_cpulist_format(&out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "0-3");
 	/* Only App CPUs: to the OS CPUs. */
-	cur = list("5");
+	cur = cpus_of("5");
 	ck_assert(lwk_irq_new_affinity(&cur, &app, &os, &out));
 	lwk_cpulist_format(&out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "0");
 	/* Already off the App CPUs: left alone. */
-	cur = list("1-2");
+	cur = cpus_of("1-2");
 	ck_assert(!lwk_irq_new_affinity(&cur, &app, &os, &out));
 }
 END_TEST
 
 START_TEST(move_saves_what_it_changed_and_restore_puts_it_back)
 {
-	struct lwk_cpuset app = list("4-7"), os = list("0");
+	struct lwk_cpuset app = cpus_of("4-7"), os = cpus_of("0");
 	struct lwk_irq_result r;
 	char save[4096] = "";
 

@@ -4,6 +4,9 @@
 
 #include <check.h>
 
+#include "cpulist.h"
+#include "options.h"
+
 Suite *cpulist_suite(void);
 Suite *options_suite(void);
 Suite *config_suite(void);
@@ -24,6 +27,9 @@ void tree_put(const char *rel, const char *text);
 const char *tree_get(const char *rel); /* NULL when missing */
 void tree_mkdir(const char *rel);      /* with its parents */
 void tree_remove(void);
+/* An --lwk option value parsed (the test fails on a refusal), a cpulist. */
+struct lwk_opts opts_of(const char *arg);
+struct lwk_cpuset cpus_of(const char *list);
 /* A topology fixture (testsuite/fixtures/mkfixture.sh) by machine name. */
 struct lwk_topology;
 struct lwk_topology *fixture_load(const char *machine);

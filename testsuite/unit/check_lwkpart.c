@@ -17,23 +17,6 @@
 static char err[1024], sysfs[300], proc[300], cgroot[300], state[300];
 static struct lwk_part_roots roots;
 
-static struct lwk_opts opts(const char *arg)
-{
-	struct lwk_opts o;
-
-	ck_assert_msg(lwk_option_parse(&lwk_grammar_lwk, arg, &o, err, sizeof(err)) == 0, "%s: %s",
-		      arg, err);
-	return o;
-}
-
-static struct lwk_cpuset list(const char *l)
-{
-	struct lwk_cpuset s;
-
-	ck_assert_int_eq(lwk_cpulist_parse(l, LWK_MAX_CPUS, &s), 0);
-	return s;
-}
-
 #define HP "sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages"
 
 /* A node of the guest cluster: 8 CPUs, NUMA nodes 0 (0-3) and 1 (4-7),
@@ -103,8 +86,8 @@ static long hugepages(int node)
 static int setup(const char *arg, struct lwk_part *p)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_opts o = opts(arg);
-	struct lwk_cpuset all = list("0-7");
+	struct lwk_opts o = opts_of(arg);
+	struct lwk_cpuset all = cpus_of("0-7");
 	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, p, err, sizeof(err));
 
 	lwk_topology_free(t);
@@ -280,8 +263,8 @@ START_TEST(the_sweep_tears_down_only_jobs_that_are_gone)
 	struct lwk_part p;
 	char log[4096];
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_opts o = opts("os=4");
-	struct lwk_cpuset all = list("0-7");
+	struct lwk_opts o = opts_of("os=4");
+	struct lwk_cpuset all = cpus_of("0-7");
 
 	node_tree();
 	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, &p, err, sizeof(err)), 1);
@@ -349,8 +332,8 @@ START_TEST(mckernel_boot_command_line)
 	static char store[LWK_MCK_ARGS][4096];
 	const char *argv[LWK_MCK_ARGS + 1];
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_opts o = opts("os=2,mem=40M");
-	struct lwk_cpuset all = list("0-7");
+	struct lwk_opts o = opts_of("os=2,mem=40M");
+	struct lwk_cpuset all = cpus_of("0-7");
 	struct lwk_plan p;
 	char line[1024] = "";
 
@@ -364,7 +347,7 @@ START_TEST(mckernel_boot_command_line)
 	 * an OS CPU of that node, else the first OS CPU; the user owns it. */
 	ck_assert_str_eq(line, "/opt/mck/sbin/mcreboot.sh -c 2-7 -m 14M@0,28M@1 -r 2-3:0+4-7:0 "
 			       "-o 1000:100");
-	o = opts("os=2");
+	o = opts_of("os=2");
 	ck_assert_int_eq(lwk_plan_make(t, &all, &o, false, &p, err, sizeof(err)), 0);
 	ck_assert_int_eq(lwk_mck_boot_argv("/opt/mck", t, &p, 1000, 100, store, argv, err,
 					   sizeof(err)),

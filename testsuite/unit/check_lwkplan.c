@@ -13,23 +13,6 @@ static char err[1024];
 static const char *const machines[] = { "opteron6172", "xeon2s-ht", "epyc7702", "vm2", "guest8",
 					NULL };
 
-static struct lwk_opts opts(const char *arg)
-{
-	struct lwk_opts o;
-
-	ck_assert_msg(lwk_option_parse(&lwk_grammar_lwk, arg, &o, err, sizeof(err)) == 0, "%s: %s",
-		      arg, err);
-	return o;
-}
-
-static struct lwk_cpuset list(const char *l)
-{
-	struct lwk_cpuset s;
-
-	ck_assert_int_eq(lwk_cpulist_parse(l, LWK_MAX_CPUS, &s), 0);
-	return s;
-}
-
 static void assert_set(const struct lwk_cpuset *s, const char *expect)
 {
 	char buf[1024];
@@ -52,8 +35,8 @@ static struct lwk_cpuset first_cores(const struct lwk_topology *t, unsigned int 
 START_TEST(os_cores_come_first_from_the_lowest_numa_node)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-7");
-	struct lwk_opts o = opts("os=1");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=1");
 	struct lwk_plan p;
 
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
@@ -63,7 +46,7 @@ START_TEST(os_cores_come_first_from_the_lowest_numa_node)
 	ck_assert_uint_eq(p.os_cores, 1);
 	ck_assert_uint_eq(p.app_cores, 7);
 	/* A job with cores on node 1 only: its OS core is there. */
-	job = list("4-7");
+	job = cpus_of("4-7");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
 	assert_set(&p.os_cpus, "4");
 	assert_set(&p.app_cpus, "5-7");
@@ -75,14 +58,14 @@ END_TEST
 START_TEST(whole_dies_round_os_cores_up)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-7");
-	struct lwk_opts o = opts("os=1");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=1");
 	struct lwk_plan p;
 
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), 0);
 	assert_set(&p.os_cpus, "0-1");
 	assert_set(&p.app_cpus, "2-7");
-	o = opts("os=3");
+	o = opts_of("os=3");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), 0);
 	assert_set(&p.os_cpus, "0-3");
 	assert_set(&p.app_cpus, "4-7");
@@ -93,8 +76,8 @@ END_TEST
 START_TEST(numa_list_keeps_the_partition_on_its_nodes)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-7");
-	struct lwk_opts o = opts("os=1,numa=1");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=1,numa=1");
 	struct lwk_plan p;
 	char map[256];
 
@@ -106,10 +89,10 @@ START_TEST(numa_list_keeps_the_partition_on_its_nodes)
 	ck_assert_int_eq(lwk_plan_ikc_map(t, &p, map, sizeof(map)), 0);
 	ck_assert_str_eq(map, "4-7:0");
 	/* Asked for a node the job has no core on, or that does not exist. */
-	job = list("0-3");
+	job = cpus_of("0-3");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "numa=1: the job has no core on that NUMA node here"));
-	o = opts("numa=5");
+	o = opts_of("numa=5");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "numa=5: this node has no such NUMA node"));
 	lwk_topology_free(t);
@@ -119,19 +102,19 @@ END_TEST
 START_TEST(impossible_requests_say_what_to_change)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-1");
-	struct lwk_opts o = opts("os=2");
+	struct lwk_cpuset job = cpus_of("0-1");
+	struct lwk_opts o = opts_of("os=2");
 	struct lwk_plan p;
 
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "os=2 leaves no App core: the job has 2 core(s)"));
-	o = opts("os=1");
+	o = opts_of("os=1");
 	/* Rounded up to the whole die, one OS core takes both. */
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, true, &p, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "rounded up to whole dies leaves no App core"));
 	/* Node 1 has 460M free of 512M: 2G over two nodes does not fit. */
-	job = list("0-7");
-	o = opts("os=1,mem=2G");
+	job = cpus_of("0-7");
+	o = opts_of("os=1,mem=2G");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "ask for less memory (mem=)"));
 	lwk_topology_free(t);
@@ -141,8 +124,8 @@ END_TEST
 START_TEST(memory_follows_the_app_cores_in_whole_hugepages)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-7");
-	struct lwk_opts o = opts("os=1,mem=700M,hugepage=2M");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=1,mem=700M,hugepage=2M");
 	struct lwk_plan p;
 	char arg[128];
 
@@ -154,7 +137,7 @@ START_TEST(memory_follows_the_app_cores_in_whole_hugepages)
 	ck_assert_int_eq(lwk_plan_mem_arg(&p, arg, sizeof(arg)), 0);
 	ck_assert_str_eq(arg, "300M@0,400M@1");
 	/* Shares are rounded up to whole pages, never down. */
-	o = opts("os=1,mem=701M,hugepage=2M");
+	o = opts_of("os=1,mem=701M,hugepage=2M");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.node_mem[0] % (2 << 20), 0);
 	ck_assert_uint_eq(p.node_mem[1] % (2 << 20), 0);
@@ -167,7 +150,7 @@ START_TEST(hyperthreads_stay_with_their_core)
 {
 	struct lwk_topology *t = fixture_load("xeon2s-ht");
 	struct lwk_cpuset job = first_cores(t, 4), one_thread;
-	struct lwk_opts o = opts("os=1");
+	struct lwk_opts o = opts_of("os=1");
 	struct lwk_plan p;
 
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
@@ -187,15 +170,15 @@ END_TEST
 START_TEST(delegation_quota_is_a_share_of_one_core)
 {
 	struct lwk_topology *t = fixture_load("guest8");
-	struct lwk_cpuset job = list("0-7");
-	struct lwk_opts o = opts("os=2,deleg_cpu=150%,deleg_mem=256M");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=2,deleg_cpu=150%,deleg_mem=256M");
 	struct lwk_plan p;
 
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.deleg_quota_us, 150000);
 	ck_assert_uint_eq(p.deleg_period_us, 100000);
 	ck_assert_uint_eq(p.deleg_mem, 256ULL << 20);
-	o = opts("os=1");
+	o = opts_of("os=1");
 	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.deleg_quota_us, 100000); /* the default: one core */
 	lwk_topology_free(t);
@@ -225,7 +208,7 @@ START_TEST(never_outside_the_allocation_on_any_machine)
 				}
 			snprintf(arg, sizeof(arg), "os=%u,mem=%dM", 1 + (unsigned)rand() % 4,
 				 rand() % 3 ? 0 : 64);
-			o = opts(arg);
+			o = opts_of(arg);
 			if (lwk_plan_make(t, &job, &o, rand() % 2, &p, err, sizeof(err))) {
 				ck_assert_msg(strstr(err, "lwk: --lwk: ") == err, "%s: %s", *m, err);
 				continue;

@@ -73,3 +73,21 @@ struct lwk_topology *fixture_load(const char *machine)
 	ck_assert_msg(t != NULL, "%s: %s", machine, err);
 	return t;
 }
+
+struct lwk_opts opts_of(const char *arg)
+{
+	struct lwk_opts o;
+	char err[512];
+
+	ck_assert_msg(lwk_option_parse(&lwk_grammar_lwk, arg, &o, err, sizeof(err)) == 0, "%s: %s",
+		      arg, err);
+	return o;
+}
+
+struct lwk_cpuset cpus_of(const char *list)
+{
+	struct lwk_cpuset s;
+
+	ck_assert_int_eq(lwk_cpulist_parse(list, LWK_MAX_CPUS, &s), 0);
+	return s;
+}
