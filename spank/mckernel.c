@@ -41,7 +41,10 @@ static int open_trusted(const char *path)
 	snprintf(dir, sizeof(dir), "%s", real);
 	for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
 		*slash = '\0';
-		if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode) || !root_only(&st))
+		/* A sticky directory (/tmp) is fine: nobody else may rename
+		 * or remove root's entries in it. */
+		if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
 			return -1;
 		if (!dir[0])
 			break;

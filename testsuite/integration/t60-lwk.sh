@@ -301,11 +301,21 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 # No machine here has IHK/McKernel (its kernel modules): the mckernel
 # backend runs against testsuite/ihk-standin, scripts that take the
 # arguments IHK's tools take, refuse what they would, and log each call.
+# Root runs only tools in root's directories: the stand-in is copied to
+# one on node1, wherever the sources are.
+install_standin() {
+	local to=/run/lwk-ihk-standin-$$
+	on_node node1 rm -rf /run/ihk-standin "$to"
+	on_node node1 cp -r "$top/testsuite/ihk-standin" "$to"
+	on_node node1 chown -R root:root "$to"
+	defer on_node node1 rm -rf "$to" /run/ihk-standin
+	echo "$to"
+}
 test_mckernel_backend_against_the_ihk_stand_in() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf standin=$top/testsuite/ihk-standin jid out calls
-	echo "IHK is absent here: the mckernel backend is tested against $standin"
-	on_node node1 rm -rf /run/ihk-standin
+	local conf=$LWK_DEV_DIR/plugstack.conf standin jid out calls
+	standin=$(install_standin)
+	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "1s|\$| mckernel=$standin|" "$conf"
@@ -343,12 +353,12 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 # nor stopped.
 test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf standin=$top/testsuite/ihk-standin jid user dir calls
-	echo "IHK is absent here: the mckernel backend is tested against $standin"
+	local conf=$LWK_DEV_DIR/plugstack.conf standin jid user dir calls
+	standin=$(install_standin)
+	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
 	user=$(make_test_user)
 	dir=$LWK_WORK/mck-user
 	mkdir -p "$dir" && chown "$user" "$dir"
-	on_node node1 rm -rf /run/ihk-standin
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "1s|\$| mckernel=$standin|" "$conf"

@@ -378,10 +378,15 @@ START_TEST(mckernel_tools_run_only_when_root_owns_them)
 	mine[0] = path;
 	ck_assert_int_eq(lwk_mck_run(mine, out, sizeof(out), 10), -1);
 	ck_assert_ptr_nonnull(strstr(out, "not a root-owned executable that only root can change"));
-	/* Nor one in a directory others can change (here /tmp). */
+	/* Nor one in a directory others can change (a sticky one, like
+	 * /tmp, is fine: only root may rename root's entries there). */
 	chmod(path, 0755);
+	chmod(tree_root, 0777);
 	ck_assert_int_eq(lwk_mck_run(mine, out, sizeof(out), 10), -1);
 	ck_assert_ptr_nonnull(strstr(out, "in directories only root can change"));
+	chmod(tree_root, 01777);
+	ck_assert_int_eq(lwk_mck_run(mine, out, sizeof(out), 10), 0);
+	ck_assert_str_eq(out, "ran");
 	ck_assert(!lwk_mck_installed(tree_root));
 	tree_remove();
 }
