@@ -184,6 +184,14 @@ int lwk_cgroup_create(const struct lwk_cgroup *cg, char *err, size_t errlen)
 	return 0;
 }
 
+bool lwk_cgroup_has(const struct lwk_cgroup *cg, const char *controller)
+{
+	char dir[1100];
+
+	dir_of(cg, controller, dir, sizeof(dir));
+	return exists(dir);
+}
+
 int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen)
 {
 	return cg->version == LWK_CGROUP_V2 ? enable_in_parent(cg, err, errlen) : 0;

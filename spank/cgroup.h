@@ -51,6 +51,9 @@ int lwk_cgroup_create(const struct lwk_cgroup *cg, char *err, size_t errlen);
 /* v2: enable in the parent's cgroup.subtree_control what the knobs need
  * (for a cgroup someone else made, e.g. Slurm's task leaf); v1: nothing. */
 int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* Does the cgroup exist in this controller's hierarchy (v1), or at all
+ * (v2)?  Slurm makes v1 step cgroups only where it constrains. */
+bool lwk_cgroup_has(const struct lwk_cgroup *cg, const char *controller);
 /* Remove the cgroup (empty of processes) and its v1 twins. */
 int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen);
 

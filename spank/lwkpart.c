@@ -1131,11 +1131,23 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		return -1;
 	}
 	snprintf(where, wherelen, "%s", cg.path);
-	if (role == LWK_ROLE_DELEGATION)
-		return lwk_cgroup_set_cpus(&cg, &p->plan.os_cpus, err, errlen) ||
-		       lwk_cgroup_set_memory_max(&cg, p->plan.deleg_mem, err, errlen) ||
-		       lwk_cgroup_set_cpu_quota(&cg, p->plan.deleg_quota_us, p->plan.deleg_period_us,
-						err, errlen) ? -1 : 0;
+	if (role == LWK_ROLE_DELEGATION) {
+		/* v1: Slurm makes a memory cgroup of the step only with
+		 * ConstrainRAMSpace, a cpu one never; a limit without its
+		 * cgroup is said, not invented elsewhere. */
+		bool mem = lwk_cgroup_has(&cg, "memory"), cpu = lwk_cgroup_has(&cg, "cpu");
+
+		if (lwk_cgroup_set_cpus(&cg, &p->plan.os_cpus, err, errlen) ||
+		    (mem && lwk_cgroup_set_memory_max(&cg, p->plan.deleg_mem, err, errlen)) ||
+		    (cpu && lwk_cgroup_set_cpu_quota(&cg, p->plan.deleg_quota_us,
+						     p->plan.deleg_period_us, err, errlen)))
+			return -1;
+		if (!mem || !cpu)
+			snprintf(where + strlen(where), wherelen - strlen(where),
+				 " (v1: no %s%s%s cgroup of the step: that limit is not set)",
+				 mem ? "" : "memory", !mem && !cpu ? " or " : "", cpu ? "" : "cpu");
+		return 0;
+	}
 	if (lwk_cgroup_set_mems(&cg, &p->plan.app_nodes, err, errlen) ||
 	    lwk_cgroup_set_cpus(&cg, &p->plan.app_cpus, err, errlen))
 		return -1;
