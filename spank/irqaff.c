@@ -151,10 +151,16 @@ int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t 
 			continue;
 		irq = strtol(buf, &end, 10);
 		sp = end;
-		/* Only what this module wrote: "<irq> <cpulist>". */
+		/* Only what this module wrote: "<irq> <cpulist>".  A line torn
+		 * by a crash is counted and skipped: the others still go back. */
 		if (end == buf || irq < 0 || *sp != ' ' ||
-		    lwk_cpulist_parse(sp + 1, LWK_MAX_CPUS, &check))
-			return ERR("lwk: IRQ affinity: malformed saved line '%s'", buf);
+		    lwk_cpulist_parse(sp + 1, LWK_MAX_CPUS, &check)) {
+			if (!failed)
+				snprintf(err, errlen, "lwk: IRQ affinity: malformed saved line '%.100s'",
+					 buf);
+			failed++;
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/irq/%ld/smp_affinity_list", proc_root, irq);
 		if (write_list(path, sp + 1))
 			failed++;

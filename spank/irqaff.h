@@ -38,9 +38,9 @@ int lwk_irq_list_off(const char *proc_root, const struct lwk_cpuset *app,
 		     const struct lwk_cpuset *os, char *save, size_t savelen, char *err,
 		     size_t errlen);
 
-/* Put back what lwk_irq_move_off saved.  Returns the number of IRQs
- * that could not be restored (gone, or refused), or -1 on a malformed
- * save text. */
+/* Put back what lwk_irq_move_off saved.  Returns the number of lines
+ * that could not be restored (IRQ gone, refused, or a malformed line,
+ * skipped: the first is described in err); -1 only for a line too long. */
 int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t errlen);
 
 #endif

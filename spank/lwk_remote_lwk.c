@@ -100,6 +100,13 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 
 	roots(sp, &r);
 	spank_get_item(sp, S_JOB_ID, &job);
+	/* A later step: the partition is there (and with McKernel its CPUs
+	 * are no longer Linux's, so the map below would fail). */
+	rc = lwk_part_load(&r, job, &part);
+	if (rc == 1) {
+		part_ready = true;
+		return;
+	}
 	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
 			 "lwk: --lwk: Slurm gave no cores of job %u on %s", job, node);

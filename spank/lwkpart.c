@@ -354,6 +354,26 @@ static void logf_(char *log, size_t loglen, const char *fmt, ...)
 	}
 }
 
+/* What a teardown could not undo, kept as state lines for the next. */
+struct remains {
+	char *text;
+	size_t len;
+	int failed; /* items that failed (header lines do not count) */
+};
+
+static void keep(struct remains *k, bool failed, const char *fmt, ...)
+{
+	size_t o = strlen(k->text);
+	va_list ap;
+
+	if (o + 1 >= k->len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(k->text + o, k->len - o, fmt, ap);
+	va_end(ap);
+	k->failed += failed;
+}
+
 /* ---- the plugin's own cgroups ------------------------------------------ */
 
 /* SIGKILL every process in the cgroup directory and below; how many. */
@@ -438,7 +458,7 @@ static int clear_tree(const char *dir)
 
 /* The own cgroups the state records, removed deepest first. */
 static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state, char *log,
-			      size_t loglen)
+			      size_t loglen, struct remains *k)
 {
 	const char *line = state;
 	char paths[16][800];
@@ -472,6 +492,7 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
 			logf_(log, loglen, "%s", err);
+			keep(k, true, "cgroup %s\n", paths[i]);
 			rc = -1;
 		}
 	}
@@ -496,7 +517,7 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
  * ending in this job's "/job_<id>" is touched.
  */
 static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, const char *state,
-			      char *log, size_t loglen)
+			      char *log, size_t loglen, struct remains *k)
 {
 	static const char *const v1[] = { "cpuset", "memory", "freezer", "cpu", "cpuacct",
 					  "devices", "hugetlb", "pids" };
@@ -514,6 +535,8 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 			path[len - 6] = '\0';
 			if (path[0] == '/' && !strstr(path, "/..") && strlen(path) > strlen(want) &&
 			    !strcmp(path + strlen(path) - strlen(want), want)) {
+				bool left = false;
+
 				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
 					int killed;
 
@@ -521,10 +544,13 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "",
 						 path);
 					killed = clear_tree(dir);
+					left |= killed < 0;
 					if (killed > 0)
 						logf_(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
 						      killed, path);
 				}
+				if (left)
+					keep(k, true, "jobcg %s\n", path);
 			}
 		}
 		line += len + (nl ? 1 : 0);
@@ -546,6 +572,8 @@ static void parse_lenient(const char *state, struct lwk_part *p, char *log, size
 		return;
 	logf_(log, loglen, "%s (reading the rest line by line)", err);
 	memset(p, 0, sizeof(*p));
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		p->huge_before[n] = -1;
 	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
@@ -556,6 +584,28 @@ static void parse_lenient(const char *state, struct lwk_part *p, char *log, size
 			memcpy(one, line, len);
 			one[len] = '\0';
 			if (lwk_part_parse(one, &q, err, sizeof(err)) == 0) {
+				/* The plan and the flags, for the tasks and teardown. */
+				if (q.job)
+					p->job = q.job;
+				if (q.backend[0])
+					memcpy(p->backend, q.backend, sizeof(p->backend));
+				if (q.mcexec[0])
+					memcpy(p->mcexec, q.mcexec, sizeof(p->mcexec));
+				if (lwk_cpuset_count(&q.plan.app_cpus))
+					p->plan.app_cpus = q.plan.app_cpus;
+				if (lwk_cpuset_count(&q.plan.os_cpus))
+					p->plan.os_cpus = q.plan.os_cpus;
+				if (lwk_cpuset_count(&q.plan.app_nodes))
+					p->plan.app_nodes = q.plan.app_nodes;
+				if (q.plan.deleg_period_us) {
+					p->plan.deleg_mem = q.plan.deleg_mem;
+					p->plan.deleg_quota_us = q.plan.deleg_quota_us;
+					p->plan.deleg_period_us = q.plan.deleg_period_us;
+				}
+				for (int n = 0; n < LWK_MAX_NUMA; n++)
+					if (q.plan.node_mem[n])
+						p->plan.node_mem[n] = q.plan.node_mem[n];
+				p->ready |= q.ready;
 				if (q.plan.page_kb)
 					p->plan.page_kb = q.plan.page_kb;
 				p->mck_booted |= q.mck_booted;
@@ -576,27 +626,45 @@ static void parse_lenient(const char *state, struct lwk_part *p, char *log, size
  * false when a setup redoes one cut short: the job is running then, and
  * its processes are not to be touched.
  */
+/*
+ * What is still to undo goes to k: the state's header, what failed here
+ * (to be tried again, once, by the next teardown), and with kill false
+ * the cgroup lines left for the job's final teardown.  Returns -1 when
+ * something failed.
+ */
 static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state, bool kill,
-		char *log, size_t loglen)
+		char *log, size_t loglen, struct remains *k)
 {
 	struct lwk_part p;
 	char err[512], *irqs;
 	size_t o = 0;
-	int rc = 0, left;
+	int left;
 
 	parse_lenient(state, &p, log, loglen);
+	keep(k, false, "job %" PRIu32 "\nbackend %s\npage_kb %lu\n", job,
+	     p.backend[0] ? p.backend : "linux", p.plan.page_kb);
+	if (p.mcexec[0])
+		keep(k, false, "mcexec %s\n", p.mcexec);
 	/* First what still runs (mcexec holds McKernel busy). */
 	if (kill) {
-		if (remove_own_cgroups(r, state, log, loglen))
-			rc = -1;
-		clear_job_cgroups(r, job, state, log, loglen);
+		remove_own_cgroups(r, state, log, loglen, k);
+		clear_job_cgroups(r, job, state, log, loglen, k);
+	} else {
+		for (const char *line = state; *line;) {
+			const char *nl = strchr(line, '\n');
+			size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6))
+				keep(k, false, "%.*s\n", (int)len, line);
+			line += len + (nl ? 1 : 0);
+		}
 	}
 	if (p.mck_booted) {
 		char out[2048];
 
 		if (lwk_mck_shutdown(r->mck_prefix, out, sizeof(out))) {
 			logf_(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
-			rc = -1;
+			keep(k, true, "mck booted\n");
 		} else {
 			logf_(log, loglen, "McKernel stopped, its CPUs and memory released");
 		}
@@ -620,7 +688,7 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 			continue;
 		if (lwk_hugepages_release(r->sysfs, &h, err, sizeof(err))) {
 			logf_(log, loglen, "%s", err);
-			rc = -1;
+			keep(k, true, "huge %d %ld %ld\n", n, h.added, h.added);
 		} else {
 			logf_(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
 			      h.page_kb, n);
@@ -628,8 +696,10 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 	}
 	/* The "irq <n> <list>" lines, as irqaff saved them. */
 	irqs = malloc(strlen(state) + 1);
-	if (!irqs)
+	if (!irqs) {
+		k->failed++;
 		return -1;
+	}
 	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
@@ -642,17 +712,36 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 	}
 	irqs[o] = '\0';
 	if (o) {
+		/* Not tried again: an IRQ gone or refused stays so. */
 		left = lwk_irq_restore(r->proc, irqs, err, sizeof(err));
-		if (left < 0) {
-			logf_(log, loglen, "%s", err);
-			rc = -1;
-		} else {
-			logf_(log, loglen, "restored the affinity of the IRQs moved%s",
-			      left ? " (some are gone or refused)" : "");
-		}
+		logf_(log, loglen, "restored the affinity of the IRQs moved%s%s%s",
+		      left ? " (not all: gone, refused or torn lines" : "", left && err[0] ? "; " : "",
+		      left ? (err[0] ? err : ")") : "");
 	}
 	free(irqs);
-	return rc;
+	return k->failed ? -1 : 0;
+}
+
+/* Replace the job's state with text (under the job's lock). */
+static int rewrite_state(const struct lwk_part_roots *r, uint32_t job, const char *text)
+{
+	char path[4200], tmp[4300];
+	size_t len = strlen(text);
+	int fd;
+
+	state_file(r, job, "lwk.state", path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	return rename(tmp, path);
 }
 
 static void remove_state(const struct lwk_part_roots *r, uint32_t job)
@@ -694,12 +783,28 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 		logf_(log, loglen, "cannot read the state of job %" PRIu32 " (not root's only?)", job);
 		return -1;
 	}
-	rc = undo(r, job, state, true, log, loglen);
+	{
+		struct remains k = { malloc(STATE_MAX), STATE_MAX, 0 };
+
+		if (!k.text) {
+			free(state);
+			close(fd);
+			if (nfd >= 0)
+				close(nfd);
+			return -1;
+		}
+		k.text[0] = '\0';
+		rc = undo(r, job, state, true, log, loglen, &k);
+		/* What could not be undone stays recorded, alone: the next
+		 * teardown (a sweep, slurmd's start) tries that again, and
+		 * nothing that was undone twice. */
+		if (rc == 0)
+			remove_state(r, job);
+		else if (rewrite_state(r, job, k.text))
+			logf_(log, loglen, "cannot rewrite the state of job %" PRIu32, job);
+		free(k.text);
+	}
 	free(state);
-	/* What could not be undone stays recorded: the next teardown (a
-	 * sweep, slurmd's start) tries again. */
-	if (rc == 0)
-		remove_state(r, job);
 	close(fd);
 	if (nfd >= 0)
 		close(nfd);
@@ -838,11 +943,39 @@ static int do_setup(const struct lwk_part_roots *r, uint32_t job, const struct l
 	return 1;
 }
 
+/* Is the state a finished setup (its "ready" line), read leniently: a
+ * damaged line after it must not make a running partition look torn. */
+static bool state_ready(const char *state, struct lwk_part *p)
+{
+	char log[512] = "";
+
+	if (strncmp(state, "ready\n", 6) && !strstr(state, "\nready\n"))
+		return false;
+	parse_lenient(state, p, log, sizeof(log));
+	p->ready = true;
+	return true;
+}
+
+int lwk_part_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_part *p)
+{
+	char err[512], *state;
+	int fd = lock_job(r, job, false, err, sizeof(err)), rc;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	state = malloc(STATE_MAX);
+	rc = !state || read_state(r, job, state, STATE_MAX) ? -1 : state_ready(state, p) ? 1 : 0;
+	free(state);
+	close(fd);
+	return rc;
+}
+
 int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
 		   struct lwk_part *p, char *err, size_t errlen)
 {
 	char *state, log[2048] = "";
+	struct remains k = { NULL, STATE_MAX, 0 };
 	int fd, nfd, rc;
 
 	fd = lock_job(r, job, true, err, errlen);
@@ -854,34 +987,58 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		close(fd);
 		return ERR("lwk: cannot read the state of job %" PRIu32 " (not root's only?)", job);
 	}
-	if (state[0] && lwk_part_parse(state, p, err, errlen) == 0 && p->ready) {
+	if (state_ready(state, p)) {
 		free(state);
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
 	nfd = lock_node(r);
-	if (nfd < 0) {
+	k.text = malloc(STATE_MAX);
+	if (nfd < 0 || !k.text) {
 		free(state);
+		free(k.text);
+		if (nfd >= 0)
+			close(nfd);
 		close(fd);
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	}
+	k.text[0] = '\0';
 	if (state[0]) {
 		/* A setup cut short (slurmstepd killed in it): undo what it
-		 * did, then set up anew.  The job runs: kill nothing. */
-		undo(r, job, state, false, log, sizeof(log));
-		state_file(r, job, "lwk.state", state, STATE_MAX);
-		unlink(state);
+		 * did (the job runs: kill nothing), then set up anew. */
+		if (undo(r, job, state, false, log, sizeof(log), &k)) {
+			rewrite_state(r, job, k.text);
+			rc = ERR("lwk: --lwk: %s still holds what a setup of job %" PRIu32 " cut short "
+				 "left and could not be undone; lwk-sweep(8) tries again", r->node, job);
+			goto out;
+		}
+		/* The cgroup lines stay for the job's final teardown. */
+		rewrite_state(r, job, "");
+		for (char *line = k.text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6)) {
+				char one[900];
+
+				snprintf(one, sizeof(one), "%.*s", (int)(nl - line) + 1, line);
+				append_state(r, job, one, err, errlen);
+			}
 	}
-	free(state);
 	rc = do_setup(r, job, t, job_cpus, o, whole_dies, p, err, errlen);
 	if (rc < 0) {
 		/* Nothing half set up: undo what the state records. */
-		state = malloc(STATE_MAX);
-		if (state && read_state(r, job, state, STATE_MAX) == 0)
-			undo(r, job, state, false, log, sizeof(log));
-		free(state);
-		remove_state(r, job);
+		k.text[0] = '\0';
+		k.failed = 0;
+		if (read_state(r, job, state, STATE_MAX) == 0)
+			undo(r, job, state, false, log, sizeof(log), &k);
+		/* What failed, and cgroups of earlier steps, stay for the
+		 * epilog or the sweep. */
+		if (k.failed || strstr(k.text, "\ncgroup ") || strstr(k.text, "\njobcg "))
+			rewrite_state(r, job, k.text);
+		else
+			remove_state(r, job);
 	}
+out:
+	free(state);
+	free(k.text);
 	close(nfd);
 	close(fd);
 	return rc;
@@ -1056,31 +1213,30 @@ static int own_cgroup(const struct lwk_part_roots *r, const struct lwk_part *p,
 	snprintf(levels[0], sizeof(levels[0]), "/slurm-lwk");
 	snprintf(levels[1], sizeof(levels[1]), "/slurm-lwk/%s", r->node);
 	snprintf(levels[2], sizeof(levels[2]), "/slurm-lwk/%s/job_%" PRIu32, r->node, p->job);
+	snprintf(rec, sizeof(rec), "%s/%s", levels[2], role == LWK_ROLE_APP ? "app" : "delegation");
 	fd = lock_job(r, p->job, false, err, errlen);
 	if (fd < 0)
 		return ERR("lwk: job %" PRIu32 " has no --lwk state on %s", p->job, r->node);
-	for (int i = 0; i < 3 && !rc; i++)
-		if (lwk_cgroup_init(cg, r->cgroup_root, levels[i], err, errlen) ||
-		    lwk_cgroup_create(cg, err, errlen))
-			rc = -1;
-	snprintf(rec, sizeof(rec), "%s/%s", levels[2], role == LWK_ROLE_APP ? "app" : "delegation");
-	if (!rc && (lwk_cgroup_init(cg, r->cgroup_root, rec, err, errlen) ||
-		    lwk_cgroup_create(cg, err, errlen)))
-		rc = -1;
-	/* Record the job's level and the role's, once each: the teardown
-	 * removes them, deepest first. */
+	/* Recorded before made (once each; the teardown removes them,
+	 * deepest first, and tolerates what was never made). */
 	state = malloc(STATE_MAX);
 	if (!state || read_state(r, p->job, state, STATE_MAX))
 		rc = ERR("lwk: cannot read the state of job %" PRIu32, p->job);
 	for (int i = 0; !rc && i < 2; i++) {
 		char line[720];
-		const char *path = i ? rec : levels[2];
 
-		snprintf(line, sizeof(line), "cgroup %s\n", path);
+		snprintf(line, sizeof(line), "cgroup %s\n", i ? rec : levels[2]);
 		if (!strstr(state, line) && append_state(r, p->job, line, err, errlen))
 			rc = -1;
 	}
 	free(state);
+	for (int i = 0; i < 3 && !rc; i++)
+		if (lwk_cgroup_init(cg, r->cgroup_root, levels[i], err, errlen) ||
+		    lwk_cgroup_create(cg, err, errlen))
+			rc = -1;
+	if (!rc && (lwk_cgroup_init(cg, r->cgroup_root, rec, err, errlen) ||
+		    lwk_cgroup_create(cg, err, errlen)))
+		rc = -1;
 	close(fd);
 	return rc;
 }

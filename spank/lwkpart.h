@@ -82,6 +82,11 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
 		   struct lwk_part *p, char *err, size_t errlen);
 
+/* A finished setup of job on this node: 1 (p filled), 0 none, -1 error.
+ * Later steps use it before anything else: with McKernel the App CPUs
+ * are offline to Linux by then. */
+int lwk_part_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_part *p);
+
 /*
  * Place process pid (a task of the job; its /proc/<pid>/cgroup text is
  * proc_cgroup) in its role.  where gets the cgroup set up (a path below

@@ -145,17 +145,22 @@ int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_
 		return -1;
 	}
 	if (pid == 0) {
+		/* Out of the way of 0-3 first (a parent with stdio closed
+		 * could have them there). */
+		int out_fd = fcntl(pipefd[1], F_DUPFD, 10), tool_fd = fcntl(tfd, F_DUPFD, 10);
 		int devnull = open("/dev/null", O_RDONLY);
 
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
+		if (out_fd < 0 || tool_fd < 0 || devnull < 0 || dup2(devnull, 0) != 0 ||
+		    dup2(out_fd, 1) != 1 || dup2(out_fd, 2) != 2 || dup2(tool_fd, 3) != 3)
+			_exit(127);
 		/* Nothing of slurmstepd's open files reaches the tool or
 		 * the daemons it starts: only the tool itself, as fd 3. */
-		if (dup2(tfd, 3) != 3)
-			_exit(127);
-		close_range(4, ~0U, 0);
+		if (close_range(4, ~0U, 0)) {
+			long max = sysconf(_SC_OPEN_MAX);
+
+			for (long f = 4; f < (max > 0 && max < 65536 ? max : 65536); f++)
+				close((int)f);
+		}
 		setsid();
 		fexecve(3, (char *const *)argv, envp);
 		_exit(127);
@@ -193,8 +198,23 @@ int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_
 		}
 	}
 	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* Reaped within a bounded time: a tool stuck in the kernel (D state)
+	 * must not hold slurmstepd or the epilog forever. */
+	for (int i = 0;; i++) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if ((w < 0 && errno != EINTR) || i >= 1000) {
+			snprintf(out + got, outlen - got, "%s(not reaped: left running)", got ? "\n" : "");
+			return -1;
+		}
+		{
+			struct timespec ten = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&ten, NULL);
+		}
+	}
 	/* Trailing newlines make log lines ragged. */
 	while (got && out[got - 1] == '\n')
 		out[--got] = '\0';
@@ -251,8 +271,10 @@ bool lwk_mck_running(const char *prefix)
 {
 	char out[256];
 
+	/* Any instance but an inactive or shut down one is someone's: a
+	 * frozen or panicked McKernel is kept for its dump. */
 	return run2(prefix, "sbin/ihkosctl", "0", "get", "status", out, sizeof(out)) == 0 &&
-	       (strstr(out, "RUNNING") || strstr(out, "BOOTING"));
+	       out[0] && !strstr(out, "INACTIVE") && !strstr(out, "SHUTDOWN");
 }
 
 int lwk_mck_shutdown(const char *prefix, char *log, size_t loglen)

@@ -58,9 +58,13 @@ START_TEST(move_saves_what_it_changed_and_restore_puts_it_back)
 	/* An IRQ gone meanwhile is counted, the others still restored. */
 	ck_assert_int_eq(lwk_irq_restore(tree_root, "99 0-7\n1 2\n", err, sizeof(err)), 1);
 	ck_assert_str_eq(tree_get("irq/1/smp_affinity_list"), "2");
-	/* Only the module's own format is accepted. */
-	ck_assert_int_eq(lwk_irq_restore(tree_root, "1 ../../x\n", err, sizeof(err)), -1);
-	ck_assert_int_eq(lwk_irq_restore(tree_root, "x 0-1\n", err, sizeof(err)), -1);
+	/* Only the module's own format is used; a torn line is counted and
+	 * skipped, the lines after it still restored. */
+	ck_assert_int_eq(lwk_irq_restore(tree_root, "1 ../../x\nx 0-1\n24 7\n", err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "malformed saved line '1 ../../x'"));
+	ck_assert_str_eq(tree_get("irq/24/smp_affinity_list"), "7");
+	ck_assert_str_eq(tree_get("irq/1/smp_affinity_list"), "2");
+	ck_assert_int_eq(lwk_irq_restore(tree_root, "24 6\n", err, sizeof(err)), 0);
 	/* No room to remember: refused before moving what it cannot save. */
 	ck_assert_int_eq(lwk_irq_move_off(tree_root, &app, &os, save, 8, &r, err, sizeof(err)), -1);
 	save[0] = '\0';

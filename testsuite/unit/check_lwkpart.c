@@ -229,6 +229,63 @@ START_TEST(a_reservation_cut_short_gives_back_what_was_added)
 }
 END_TEST
 
+START_TEST(a_teardown_that_fails_keeps_only_what_failed)
+{
+	struct lwk_part p, q;
+	char log[4096];
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	/* Node 1's count cannot be read at teardown (here: not a number). */
+	tree_put("sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "x\n");
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), -1);
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7");
+	/* Only node 1's pages are left to give back: once. */
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "huge 1 14 14\n"));
+	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "huge 0 "));
+	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "irq "));
+	/* Another step of the job sees no finished partition in it. */
+	ck_assert_int_eq(lwk_part_load(&roots, 42, &q), 0);
+	tree_put("sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "24\n");
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_int_eq(hugepages(1), 10);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_ready_partition_survives_a_damaged_line)
+{
+	struct lwk_part p, again;
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_int_eq(lwk_part_load(&roots, 42, &again), 1);
+	ck_assert(lwk_cpuset_equal(&again.plan.app_cpus, &p.plan.app_cpus));
+	/* A torn line after "ready": still the job's running partition,
+	 * never undone by a later step. */
+	{
+		char path[600];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/state/n1/42/lwk.state", tree_root);
+		f = fopen(path, "a");
+		ck_assert_ptr_nonnull(f);
+		fputs("huge 9 x", f);
+		fclose(f);
+	}
+	ck_assert_int_eq(setup("os=2,mem=40M", &again), 0);
+	ck_assert(lwk_cpuset_equal(&again.plan.app_cpus, &p.plan.app_cpus));
+	ck_assert_int_eq(hugepages(1), 24);
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-1");
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, tree_root, 0), 1);
+	ck_assert_int_eq(hugepages(1), 10);
+	tree_remove();
+}
+END_TEST
+
 START_TEST(a_setup_cut_short_is_undone_then_redone)
 {
 	struct lwk_part p;
@@ -322,7 +379,11 @@ START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 					iso, sizeof(iso), err, sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "cannot read the cgroups of task 4244"));
-	ck_assert_int_eq(lwk_part_teardown(&roots, 42, where, sizeof(where)), 1);
+	/* The job's cgroup cannot be removed in this tree (its knobs are
+	 * plain files): kept in the state, alone, for the next teardown. */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, where, sizeof(where)), -1);
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "jobcg /s.slice/n1.scope/job_42\n"));
+	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "irq "));
 	tree_remove();
 }
 END_TEST
@@ -409,6 +470,8 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, a_failed_setup_leaves_nothing);
 	tcase_add_test(tc, a_setup_that_fails_half_way_undoes_what_it_did);
 	tcase_add_test(tc, a_reservation_cut_short_gives_back_what_was_added);
+	tcase_add_test(tc, a_teardown_that_fails_keeps_only_what_failed);
+	tcase_add_test(tc, a_ready_partition_survives_a_damaged_line);
 	tcase_add_test(tc, a_setup_cut_short_is_undone_then_redone);
 	tcase_add_test(tc, the_sweep_tears_down_only_jobs_that_are_gone);
 	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
