@@ -19,6 +19,7 @@ Suite *hugeperf_suite(void);
 Suite *lwkplan_suite(void);
 Suite *irqaff_suite(void);
 Suite *lwkpart_suite(void);
+Suite *casas_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];
