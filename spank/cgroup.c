@@ -2,6 +2,7 @@
 /* Cgroup v2 and v1 writers: see cgroup.h. */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -433,4 +434,103 @@ int lwk_cgroup_numa_bytes(const struct lwk_cgroup *cg, uint64_t *node_bytes, cha
 		rc = ERR("lwk: %s/memory.numa_stat is not in the expected format", dir);
 	free(buf);
 	return rc;
+}
+
+int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
+			  struct lwk_cpuset *mems, char *err, size_t errlen)
+{
+	char dir[1100], buf[4096];
+
+	dir_of(cg, "cpuset", dir, sizeof(dir));
+	if (read_file(dir, "cpuset.cpus", buf, sizeof(buf), err, errlen))
+		return -1;
+	if (lwk_cpulist_parse(buf, LWK_MAX_CPUS, cpus))
+		return ERR("lwk: %s/cpuset.cpus is not a CPU list: '%.64s'", dir, buf);
+	if (read_file(dir, "cpuset.mems", buf, sizeof(buf), err, errlen))
+		return -1;
+	if (lwk_cpulist_parse(buf, LWK_MAX_CPUS, mems))
+		return ERR("lwk: %s/cpuset.mems is not a node list: '%.64s'", dir, buf);
+	return 0;
+}
+
+#define TREE_MAX 256
+
+/* cg's path and those of the cgroups below it that have cpuset files,
+ * parents before children (depth <= 8). */
+static void tree_collect(const struct lwk_cgroup *cg, char (*paths)[768], int *n, int depth)
+{
+	char dir[1100], file[1200];
+	struct dirent *e;
+	DIR *d;
+
+	dir_of(cg, "cpuset", dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/cpuset.cpus", dir);
+	if (access(file, F_OK) || *n >= TREE_MAX)
+		return;
+	snprintf(paths[(*n)++], 768, "%s", cg->path);
+	if (depth >= 8 || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		struct lwk_cgroup child = *cg;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(child.path, sizeof(child.path), "%s/%s", cg->path, e->d_name) >=
+		    sizeof(child.path))
+			continue;
+		tree_collect(&child, paths, n, depth + 1);
+	}
+	closedir(d);
+}
+
+int lwk_cgroup_set_cpuset_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
+			       const struct lwk_cpuset *mems, char *err, size_t errlen)
+{
+	char (*paths)[768] = malloc(sizeof(*paths) * TREE_MAX);
+	struct lwk_cpuset *wide = malloc(sizeof(*wide) * 2);
+	int n = 0, rc = 0;
+
+	if (!paths || !wide) {
+		free(paths);
+		free(wide);
+		return ERR("lwk: out of memory");
+	}
+	tree_collect(cg, paths, &n, 0);
+	if (!n) {
+		free(paths);
+		free(wide);
+		return ERR("lwk: cgroup %s has no cpuset here", cg->path);
+	}
+	/* The union of everything below and the new sets: writing it top
+	 * down keeps each child within its parent (v1 insists). */
+	wide[0] = *cpus;
+	wide[1] = *mems;
+	for (int i = 0; i < n; i++) {
+		struct lwk_cgroup c = *cg;
+		struct lwk_cpuset have_cpus, have_mems;
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		if (lwk_cgroup_get_cpuset(&c, &have_cpus, &have_mems, err, errlen) == 0) {
+			lwk_cpuset_or(&wide[0], &have_cpus);
+			lwk_cpuset_or(&wide[1], &have_mems);
+		}
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		struct lwk_cgroup c = *cg;
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		rc = lwk_cgroup_set_mems(&c, &wide[1], err, errlen) ||
+		     lwk_cgroup_set_cpus(&c, &wide[0], err, errlen);
+	}
+	/* Then the new sets bottom up: each child shrinks before its parent. */
+	for (int i = n; i-- > 0 && !rc;) {
+		struct lwk_cgroup c = *cg;
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		rc = lwk_cgroup_set_cpus(&c, cpus, err, errlen) ||
+		     lwk_cgroup_set_mems(&c, mems, err, errlen);
+	}
+	free(paths);
+	free(wide);
+	return rc ? -1 : 0;
 }

@@ -45,6 +45,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		if (n > 0)
 			slurm_info("lwk: removed the state of %d job(s) whose sampler is gone", n);
 		lwk_sweep_partitions(node);
+		lwk_sweep_casas(node);
 	}
 	/* In every context: sbatch ignores the static spank_options table,
 	 * and slurmstepd needs the options to receive their values. */
@@ -84,9 +85,21 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE && lwk_req.lwk_given && !lwk_req.remote_error[0]
-		       ? lwk_remote_lwk_post_fork(sp)
-		       : 0;
+	if (spank_context() != S_CTX_REMOTE || lwk_req.remote_error[0])
+		return 0;
+	if (lwk_req.casas_given)
+		return lwk_remote_casas_post_fork(sp);
+	return lwk_req.lwk_given ? lwk_remote_lwk_post_fork(sp) : 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		lwk_remote_casas_exit();
+	return 0;
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lwk_plugin.h"
+#include "casasnode.h"
 #include "lwkpart.h"
 #include "syncmon_ctl.h"
 
@@ -42,6 +43,18 @@ void lwk_sweep_partitions(const char *node)
 	}
 }
 
+void lwk_sweep_casas(const char *node)
+{
+	struct lwk_part_roots r;
+	char log[8192] = "";
+
+	lwk_part_roots_of(&r, node);
+	lwk_casas_leave(&r, 0, lwk_part_job_alive, log, sizeof(log));
+	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_info("%s (on %s)", line, node);
+}
+
 int lwk_jobscript_epilog(spank_t sp)
 {
 	uint32_t job = 0;
@@ -59,6 +72,15 @@ int lwk_jobscript_epilog(spank_t sp)
 		lwk_part_roots_of(&r, node);
 		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
 			log_lines(job, node, plog);
+	}
+	{
+		/* Its dies go back to the other contention-aware jobs here. */
+		struct lwk_part_roots r;
+		char clog[8192] = "";
+
+		lwk_part_roots_of(&r, node);
+		if (lwk_casas_leave(&r, job, lwk_part_job_alive, clog, sizeof(clog)))
+			log_lines(job, node, clog);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));
 	if (rc < 0) {

@@ -59,4 +59,14 @@ int lwk_remote_lwk_post_fork(spank_t sp);
 /* The OS CPUs of the job's partition on this node, or NULL. */
 const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void);
 
+/* lwk_remote_casas.c: --contention-aware in slurmstepd */
+void lwk_remote_casas_setup(spank_t sp, const char *step);
+int lwk_remote_casas_user_init(spank_t sp);
+int lwk_remote_casas_post_fork(spank_t sp);
+void lwk_remote_casas_exit(void);
+
+/* lwk_jobscript.c: slurmd start: drop the die split records of jobs that
+ * are gone and re-plan the others */
+void lwk_sweep_casas(const char *node);
+
 #endif

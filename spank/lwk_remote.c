@@ -179,6 +179,8 @@ int lwk_remote_post_opt(spank_t sp)
 		slurm_error("lwk: step %s: %s", step, lwk_req.remote_error);
 		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
 	}
+	if (lwk_req.casas_given)
+		lwk_remote_casas_setup(sp, step);
 	if (lwk_req.syncmon_given)
 		start_sampler(sp, step);
 	return 0;
@@ -204,6 +206,8 @@ int lwk_remote_user_init(spank_t sp)
 			return -1;
 		}
 	}
+	if (lwk_req.casas_given && lwk_remote_casas_user_init(sp))
+		return -1;
 	return lwk_req.lwk_given ? lwk_remote_lwk_user_init(sp) : 0;
 }
 

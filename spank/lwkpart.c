@@ -274,12 +274,12 @@ static int lock_job(const struct lwk_part_roots *r, uint32_t job, bool create, c
  * not the job's (and on a dev cluster the host's, shared by its slurmd):
  * setups and teardowns take it in turn.  The fd, or -1.
  */
-static int lock_node(const struct lwk_part_roots *r)
+int lwk_node_lock(const char *state_root)
 {
 	char path[4200];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/.node.lock", r->state_root);
+	snprintf(path, sizeof(path), "%s/.node.lock", state_root);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -1;
@@ -773,7 +773,7 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 		logf_(log, loglen, "%s", err);
 		return -1;
 	}
-	nfd = lock_node(r);
+	nfd = lwk_node_lock(r->state_root);
 	state = malloc(STATE_MAX);
 	if (!state || read_state(r, job, state, STATE_MAX)) {
 		free(state);
@@ -992,7 +992,7 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
-	nfd = lock_node(r);
+	nfd = lwk_node_lock(r->state_root);
 	k.text = malloc(STATE_MAX);
 	if (nfd < 0 || !k.text) {
 		free(state);

@@ -114,6 +114,11 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), char *log,
 		   size_t loglen);
 
+/* The node's lock (<state_root>/.node.lock), taken, blocking: what the
+ * node shares between jobs (IRQs, hugepages, IHK, the contention-aware
+ * die split) changes under it.  The fd to close, or -1. */
+int lwk_node_lock(const char *state_root);
+
 /* Is a slurmstepd of job running on this host (its process title,
  * "slurmstepd: [<job>.<step>]")? */
 bool lwk_part_job_alive(uint32_t job);

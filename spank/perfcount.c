@@ -140,17 +140,27 @@ int lwk_perf_open_cgroup(struct lwk_perf_counter *c, const struct lwk_perf_event
 int lwk_perf_open_task(struct lwk_perf_counter *c, const struct lwk_perf_event *ev, pid_t pid,
 		       bool inherit, char *err, size_t errlen)
 {
+	c->n = 0;
+	return lwk_perf_add_task(c, ev, pid, inherit, err, errlen);
+}
+
+int lwk_perf_add_task(struct lwk_perf_counter *c, const struct lwk_perf_event *ev, pid_t tid,
+		      bool inherit, char *err, size_t errlen)
+{
 	struct perf_event_attr a;
 	int fd;
 
-	c->n = 0;
+	if (c->n == LWK_PERF_MAX_FDS)
+		return ERR("lwk: more than %d threads to count", LWK_PERF_MAX_FDS);
 	attr_of(ev, &a, inherit);
-	fd = perf_open(&a, pid, -1, 0);
+	fd = perf_open(&a, tid, -1, 0);
 	if (fd < 0) {
 		int e = errno;
 
-		return ERR("lwk: perf_event_open(%s, pid %d): %s%s", ev->name, (int)pid, strerror(e),
-			   e == ENOENT || e == EOPNOTSUPP ? " (this CPU has no such counter)" : "");
+		(void)ERR("lwk: perf_event_open(%s, pid %d): %s%s", ev->name, (int)tid, strerror(e),
+		    e == ENOENT || e == EOPNOTSUPP ? " (this CPU has no such counter)" : "");
+		errno = e;
+		return -1;
 	}
 	c->fds[c->n++] = fd;
 	return 0;

@@ -54,6 +54,10 @@ int lwk_perf_open_cgroup(struct lwk_perf_counter *c, const struct lwk_perf_event
  * it creates from now on. */
 int lwk_perf_open_task(struct lwk_perf_counter *c, const struct lwk_perf_event *ev, pid_t pid,
 		       bool inherit, char *err, size_t errlen);
+/* One more thread (tid) to the counter, with inherit its future threads
+ * and children too.  Fails with errno ESRCH for a thread gone since. */
+int lwk_perf_add_task(struct lwk_perf_counter *c, const struct lwk_perf_event *ev, pid_t tid,
+		      bool inherit, char *err, size_t errlen);
 int lwk_perf_read(const struct lwk_perf_counter *c, struct lwk_perf_reading *r);
 void lwk_perf_close(struct lwk_perf_counter *c);
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int mkdir_root(const char *path, mode_t mode)
+int lwk_mkdir_root(const char *path, mode_t mode)
 {
 	struct stat st;
 
@@ -42,13 +42,13 @@ int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s", state_root, node);
-	if (mkdir_root(state_root, 0755) || mkdir_root(path, 0755)) {
+	if (lwk_mkdir_root(state_root, 0755) || lwk_mkdir_root(path, 0755)) {
 		snprintf(err, errlen, "lwk: cannot make the state directory %s: %s", path,
 			 strerror(errno));
 		return -1;
 	}
 	snprintf(out, len, "%s/%s/%u", state_root, node, job);
-	if (mkdir_root(out, 0700)) {
+	if (lwk_mkdir_root(out, 0700)) {
 		snprintf(err, errlen, "lwk: cannot make the state directory %s: %s", out,
 			 strerror(errno));
 		return -1;

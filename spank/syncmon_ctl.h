@@ -31,6 +31,10 @@ struct lwk_syncmon_start {
 	const char *cpus;	/* CPUs to run on (an --lwk job's OS cores), or NULL */
 };
 
+/* mkdir path (mode) if missing; what is there must be a root-owned
+ * directory that only root can write, not a link.  0 or -1 (errno). */
+int lwk_mkdir_root(const char *path, mode_t mode);
+
 /* <state_root>/<node>/<job>, made if missing.  0 or -1 with a message. */
 int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *out, size_t len,
 		  char *err, size_t errlen);

@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "casasnode.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfcount.h"
+#include "syncmon.h"
+#include "syncmon_ctl.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+/* Append one line to log (what the glue sends to the slurmd log). */
+static void say(char *log, size_t loglen, const char *fmt, ...)
+{
+	size_t used = log ? strlen(log) : 0;
+	va_list ap;
+
+	if (!log || used + 1 >= loglen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(log + used, loglen - used, fmt, ap);
+	va_end(ap);
+	used = strlen(log);
+	if (used + 1 < loglen) {
+		log[used] = '\n';
+		log[used + 1] = '\0';
+	}
+}
+
+/* ---- the record's text ---------------------------------------------------- */
+
+/* Free text goes on one line: no newlines, no control characters. */
+static void one_line(const char *in, char *out, size_t len)
+{
+	size_t i = 0;
+
+	for (; *in && i + 1 < len; in++)
+		out[i++] = (unsigned char)*in < 0x20 || *in == 0x7f ? ' ' : *in;
+	out[i] = '\0';
+}
+
+size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size_t len)
+{
+	char ac[2048], am[512], opts[512], ips[8192], dies[512], cpus[2048], mems[512];
+	char why[256], counters[256], split[512], cg[768];
+
+	lwk_cpulist_format(&r->allowed_cpus, ac, sizeof(ac));
+	lwk_cpulist_format(&r->allowed_mems, am, sizeof(am));
+	lwk_option_format(&lwk_grammar_casas, &r->opts, opts, sizeof(opts));
+	lwk_casas_curve_format(&r->curve, ips, sizeof(ips));
+	lwk_cpulist_format(&r->dies, dies, sizeof(dies));
+	lwk_cpulist_format(&r->cpus, cpus, sizeof(cpus));
+	lwk_cpulist_format(&r->mems, mems, sizeof(mems));
+	one_line(r->why, why, sizeof(why));
+	one_line(r->counters, counters, sizeof(counters));
+	one_line(r->split, split, sizeof(split));
+	one_line(r->cgroup, cg, sizeof(cg));
+	return (size_t)snprintf(buf, len,
+				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
+				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\nips=%s\n"
+				"dies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
+				r->job, r->status, why, cg, ac, am, opts, counters, r->probing, ips,
+				dies, cpus, mems, split);
+}
+
+static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", NULL };
+
+static int parse_set(const char *v, struct lwk_cpuset *s)
+{
+	return lwk_cpulist_parse(v, LWK_MAX_CPUS, s);
+}
+
+int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *err,
+			   size_t errlen)
+{
+	static char line[16384];
+	const char *p = text;
+	bool have_job = false;
+
+	memset(r, 0, sizeof(*r));
+	lwk_option_parse(&lwk_grammar_casas, NULL, &r->opts, err, errlen);
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char *eq, *key, *v;
+		int bad = 0;
+
+		if (n >= sizeof(line))
+			return ERR("lwk: casas record: a line of %zu bytes", n);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n + (p[n] == '\n');
+		if (!line[0])
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			return ERR("lwk: casas record: no '=' in '%.40s'", line);
+		*eq = '\0';
+		key = line;
+		v = eq + 1;
+		if (!strcmp(key, "job")) {
+			char *end;
+			unsigned long j;
+
+			errno = 0;
+			j = strtoul(v, &end, 10);
+			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) || !j ||
+			      j > UINT32_MAX;
+			r->job = (uint32_t)j;
+			have_job = !bad;
+		} else if (!strcmp(key, "status")) {
+			bad = 1;
+			for (int i = 0; statuses[i]; i++)
+				if (!strcmp(v, statuses[i]))
+					bad = 0;
+			if (!bad)
+				snprintf(r->status, sizeof(r->status), "%s", v);
+		} else if (!strcmp(key, "why")) {
+			snprintf(r->why, sizeof(r->why), "%s", v);
+		} else if (!strcmp(key, "cgroup")) {
+			bad = v[0] && (v[0] != '/' || strstr(v, "/..") || strstr(v, "//") ||
+				       strlen(v) >= sizeof(r->cgroup));
+			if (!bad)
+				snprintf(r->cgroup, sizeof(r->cgroup), "%s", v);
+		} else if (!strcmp(key, "allowed_cpus")) {
+			bad = parse_set(v, &r->allowed_cpus);
+		} else if (!strcmp(key, "allowed_mems")) {
+			bad = parse_set(v, &r->allowed_mems);
+		} else if (!strcmp(key, "options")) {
+			char e2[256];
+
+			bad = lwk_option_parse(&lwk_grammar_casas, v, &r->opts, e2, sizeof(e2));
+		} else if (!strcmp(key, "counters")) {
+			snprintf(r->counters, sizeof(r->counters), "%s", v);
+		} else if (!strcmp(key, "probing")) {
+			char *end;
+			unsigned long k;
+
+			errno = 0;
+			k = strtoul(v, &end, 10);
+			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
+			      k > LWK_CASAS_MAX_POINTS;
+			r->probing = (unsigned int)k;
+		} else if (!strcmp(key, "ips")) {
+			bad = lwk_casas_curve_parse(v, &r->curve);
+		} else if (!strcmp(key, "dies")) {
+			bad = parse_set(v, &r->dies);
+		} else if (!strcmp(key, "cpus")) {
+			bad = parse_set(v, &r->cpus);
+		} else if (!strcmp(key, "mems")) {
+			bad = parse_set(v, &r->mems);
+		} else if (!strcmp(key, "split")) {
+			snprintf(r->split, sizeof(r->split), "%s", v);
+		}
+		/* Unknown keys: a newer writer; skip them. */
+		if (bad)
+			return ERR("lwk: casas record: bad %s", key);
+	}
+	if (!have_job || !r->status[0])
+		return ERR("lwk: casas record: no job or no status");
+	return 0;
+}
+
+/* ---- where things are ----------------------------------------------------- */
+
+int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len)
+{
+	char want[32];
+	const char *p = proc_cgroup;
+	int found = 0;
+
+	snprintf(want, sizeof(want), "/job_%u", job);
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		const char *c1 = memchr(p, ':', n), *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - p)) : NULL;
+
+		if (c2) {
+			/* v2 "0::/path", or a v1 line whose controllers list cpuset */
+			size_t clen = (size_t)(c2 - c1 - 1);
+			bool v2 = clen == 0 && c1 == p + 1 && p[0] == '0';
+			bool cpuset = false;
+
+			for (const char *c = c1 + 1; c < c2;) {
+				size_t w = strcspn(c, ",:");
+
+				if (w == 6 && !strncmp(c, "cpuset", 6))
+					cpuset = true;
+				c += w + (c[w] == ',');
+				if (c[-1] == ':' || w == 0)
+					break;
+			}
+			if (v2 || cpuset) {
+				const char *start = c2 + 1, *end = p + n;
+
+				for (const char *h = start; h < end; h++) {
+					size_t wl = strlen(want);
+
+					if ((size_t)(end - h) >= wl && !strncmp(h, want, wl) &&
+					    (h + wl == end || h[wl] == '/')) {
+						size_t plen = (size_t)(h + wl - start);
+
+						if (plen < len && (cpuset || !found)) {
+							memcpy(path, start, plen);
+							path[plen] = '\0';
+							found = cpuset ? 2 : 1;
+						}
+						break;
+					}
+				}
+			}
+		}
+		p += n + (p[n] == '\n');
+		if (found == 2)
+			break;
+	}
+	return found ? 0 : -1;
+}
+
+static void casas_dir(const struct lwk_part_roots *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/casas", r->state_root, r->node);
+}
+
+void lwk_casas_record_path(const struct lwk_part_roots *r, uint32_t job, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/casas/%u", r->state_root, r->node, job);
+}
+
+static int make_dirs(const struct lwk_part_roots *r, char *err, size_t errlen)
+{
+	char dir[4096];
+
+	if (r->state_root[0] != '/' || !r->node[0] || strchr(r->node, '/') || r->node[0] == '.')
+		return ERR("lwk: state directory '%s' or node name '%s' is not usable",
+			   r->state_root, r->node);
+	if (lwk_mkdir_root(r->state_root, 0755))
+		return ERR("lwk: cannot make %s: %s", r->state_root, strerror(errno));
+	snprintf(dir, sizeof(dir), "%s/%s", r->state_root, r->node);
+	if (lwk_mkdir_root(dir, 0755))
+		return ERR("lwk: cannot make %s: %s", dir, strerror(errno));
+	casas_dir(r, dir, sizeof(dir));
+	if (lwk_mkdir_root(dir, 0755))
+		return ERR("lwk: cannot make %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+/* Write the record whole or not at all: a temporary file, then rename. */
+static int store(const struct lwk_part_roots *r, const struct lwk_casas_record *rec, char *err,
+		 size_t errlen)
+{
+	static char text[32768];
+	char path[4200], tmp[4300];
+	size_t n = lwk_casas_record_format(rec, text, sizeof(text));
+	int fd;
+	ssize_t w;
+
+	if (n >= sizeof(text))
+		return ERR("lwk: casas record of job %u does not fit", rec->job);
+	lwk_casas_record_path(r, rec->job, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return ERR("lwk: cannot write %s: %s", tmp, strerror(errno));
+	w = write(fd, text, n);
+	if (w != (ssize_t)n || fsync(fd) || close(fd) || rename(tmp, path)) {
+		int e = errno;
+
+		if (w != (ssize_t)n)
+			close(fd);
+		unlink(tmp);
+		return ERR("lwk: cannot write %s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+int lwk_casas_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_casas_record *rec)
+{
+	static char text[32768];
+	char path[4200], err[256];
+	int fd;
+	ssize_t n;
+
+	lwk_casas_record_path(r, job, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	if (lwk_casas_record_parse(text, rec, err, sizeof(err)) || rec->job != job)
+		return -1;
+	return 1;
+}
+
+/* The jobs with a record here, at most max. */
+static int record_jobs(const struct lwk_part_roots *r, uint32_t *jobs, int max)
+{
+	char dir[4096];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	casas_dir(r, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		char *end;
+		unsigned long j = strtoul(e->d_name, &end, 10);
+
+		if (isdigit((unsigned char)e->d_name[0]) && !*end && j && j <= UINT32_MAX)
+			jobs[n++] = (uint32_t)j;
+	}
+	closedir(d);
+	/* By job id: the order of arrival, and the same order every time. */
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && jobs[b - 1] > jobs[b]; b--) {
+			uint32_t x = jobs[b];
+
+			jobs[b] = jobs[b - 1];
+			jobs[b - 1] = x;
+		}
+	return n;
+}
+
+static int apply(const struct lwk_part_roots *r, const struct lwk_casas_record *rec,
+		 const struct lwk_cpuset *cpus, const struct lwk_cpuset *mems, char *err,
+		 size_t errlen)
+{
+	struct lwk_cgroup cg;
+
+	if (!rec->cgroup[0])
+		return ERR("lwk: job %u has no cgroup to place", rec->job);
+	if (lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, err, errlen))
+		return -1;
+	return lwk_cgroup_set_cpuset_tree(&cg, cpus, mems, err, errlen);
+}
+
+static void set_text(char *out, size_t len, const struct lwk_cpuset *s)
+{
+	if (lwk_cpulist_format(s, out, len) >= len && len > 4)
+		strcpy(out + len - 4, "...");
+}
+
+/*
+ * The split of every contention-aware job on the node, under the node
+ * lock.  Gone jobs are dropped first.  Each job's record gets its dies;
+ * its cgroup is rewritten where they changed (or always, with force).
+ */
+static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t), bool force,
+			 char *log, size_t loglen)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	struct lwk_casas_record *recs = NULL;
+	struct lwk_casas_job *jobs = NULL;
+	struct lwk_cpuset *out = NULL;
+	struct lwk_casas_decision d;
+	struct lwk_topology *t = NULL;
+	int idx[LWK_CASAS_MAX_JOBS], n = 0, rc = -1;
+	unsigned int nj = 0;
+	char err[512], line[512];
+	enum lwk_objective objective = LWK_OBJECTIVE_STP;
+	int nids = record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
+
+	if (!nids)
+		return 0;
+	recs = calloc((size_t)nids, sizeof(*recs));
+	jobs = calloc((size_t)nids, sizeof(*jobs));
+	out = calloc((size_t)nids, sizeof(*out));
+	if (!recs || !jobs || !out)
+		goto done;
+	t = lwk_topology_read(r->sysfs, err, sizeof(err));
+	if (!t) {
+		say(log, loglen, "lwk: contention-aware: %s", err);
+		goto done;
+	}
+	for (int i = 0; i < nids; i++) {
+		struct lwk_casas_record *rec = &recs[n];
+		char path[4200];
+
+		if (lwk_casas_load(r, ids[i], rec) != 1) {
+			say(log, loglen, "lwk: contention-aware: the record of job %u is unreadable", ids[i]);
+			continue;
+		}
+		if (alive && !alive(ids[i])) {
+			lwk_casas_record_path(r, ids[i], path, sizeof(path));
+			unlink(path);
+			say(log, loglen, "lwk: contention-aware: job %u is gone: its dies return to the others",
+			    ids[i]);
+			continue;
+		}
+		n++;
+		if (!strcmp(rec->status, "off"))
+			continue;
+		idx[nj] = n - 1;
+		memset(&jobs[nj], 0, sizeof(jobs[nj]));
+		jobs[nj].id = rec->job;
+		jobs[nj].min_dies = (unsigned int)rec->opts.min_dies;
+		jobs[nj].max_dies = (unsigned int)rec->opts.max_dies;
+		jobs[nj].curve = rec->curve;
+		jobs[nj].forced = (int)rec->probing;
+		lwk_casas_whole_dies(t, &rec->allowed_cpus, &jobs[nj].allowed);
+		jobs[nj].current = rec->dies;
+		/* STP only when every job asked for it: ANTT is the fair one. */
+		if (rec->opts.objective != LWK_OBJECTIVE_STP)
+			objective = LWK_OBJECTIVE_ANTT;
+		nj++;
+	}
+	if (!nj) {
+		rc = 0;
+		goto done;
+	}
+	if (lwk_casas_split(jobs, nj, t->ndies, objective, &d, err, sizeof(err))) {
+		say(log, loglen, "%s", err);
+		goto done;
+	}
+	lwk_casas_place(t, jobs, nj, d.count, out);
+	if (d.method == LWK_CASAS_SPLIT)
+		snprintf(line, sizeof(line), "%u job(s) on %u dies by %s: estimated ANTT %.3f, STP %.3f",
+			 nj, t->ndies, objective == LWK_OBJECTIVE_STP ? "STP" : "ANTT", d.antt, d.stp);
+	else
+		snprintf(line, sizeof(line), "%u job(s) on %u dies: %s", nj, t->ndies, d.why);
+	say(log, loglen, "lwk: contention-aware split: %s", line);
+	rc = 0;
+	for (unsigned int k = 0; k < nj; k++) {
+		struct lwk_casas_record *rec = &recs[idx[k]];
+		struct lwk_cpuset cpus, mems;
+		char ds[256], cs[512], ms[128];
+		bool split = lwk_cpuset_count(&out[k]) > 0;
+
+		if (split) {
+			lwk_casas_dies_cpus(t, &out[k], &cpus, &mems);
+		} else {
+			/* Not split (shared, or no die of its own left): back to
+			 * what Slurm gave it. */
+			cpus = rec->allowed_cpus;
+			mems = rec->allowed_mems;
+		}
+		if (force || !lwk_cpuset_equal(&cpus, &rec->cpus) || !lwk_cpuset_equal(&mems, &rec->mems)) {
+			if (apply(r, rec, &cpus, &mems, err, sizeof(err))) {
+				say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
+				rc = -1;
+				continue;
+			}
+		}
+		rec->dies = split ? out[k] : (struct lwk_cpuset){ { 0 } };
+		rec->cpus = cpus;
+		rec->mems = mems;
+		if (rec->probing)
+			snprintf(rec->status, sizeof(rec->status), "probing");
+		else if (!split)
+			snprintf(rec->status, sizeof(rec->status), "shared");
+		else
+			snprintf(rec->status, sizeof(rec->status), "%s",
+				 d.method == LWK_CASAS_SPLIT ? "placed" : "equal");
+		if (!split || d.method != LWK_CASAS_SPLIT)
+			snprintf(rec->why, sizeof(rec->why), "%s",
+				 split ? d.why : d.method == LWK_CASAS_SHARED ? d.why
+								      : "no whole die of its own left");
+		snprintf(rec->split, sizeof(rec->split), "%s", line);
+		set_text(ds, sizeof(ds), &rec->dies);
+		set_text(cs, sizeof(cs), &cpus);
+		set_text(ms, sizeof(ms), &mems);
+		if (store(r, rec, err, sizeof(err)))
+			say(log, loglen, "%s", err);
+		say(log, loglen, "lwk: contention-aware: job %u: %s, dies %s, CPUs %s, memory nodes %s",
+		    rec->job, rec->status, ds[0] ? ds : "none", cs, ms);
+	}
+done:
+	lwk_topology_free(t);
+	free(recs);
+	free(jobs);
+	free(out);
+	return rc;
+}
+
+int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
+		   bool (*alive)(uint32_t), char *log, size_t loglen, char *err, size_t errlen)
+{
+	struct lwk_casas_record have;
+	int nfd, rc;
+
+	if (make_dirs(r, err, errlen))
+		return -1;
+	nfd = lwk_node_lock(r->state_root);
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	rc = lwk_casas_load(r, rec->job, &have);
+	if (rc == 1) {
+		*rec = have;
+		close(nfd);
+		return 0;
+	}
+	if (strcmp(rec->status, "off")) {
+		/* Held on one die for its first probe window. */
+		snprintf(rec->status, sizeof(rec->status), "probing");
+		rec->probing = 1;
+	}
+	if (store(r, rec, err, errlen)) {
+		close(nfd);
+		return -1;
+	}
+	replan_locked(r, alive, false, log, loglen);
+	lwk_casas_load(r, rec->job, rec);
+	close(nfd);
+	return 1;
+}
+
+int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen)
+{
+	struct lwk_casas_record rec;
+	int nfd = lwk_node_lock(r->state_root), rc = 0;
+
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
+	    lwk_cpuset_count(&rec.cpus))
+		rc = apply(r, &rec, &rec.cpus, &rec.mems, err, errlen);
+	close(nfd);
+	return rc;
+}
+
+int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		    char *log, size_t loglen)
+{
+	char path[4200], dir[4096];
+	struct stat st;
+	int nfd, had = 0;
+
+	casas_dir(r, dir, sizeof(dir));
+	if (lstat(dir, &st))
+		return 0; /* no contention-aware job ever ran here: one stat */
+	nfd = lwk_node_lock(r->state_root);
+	if (nfd < 0)
+		return 0;
+	if (job) {
+		lwk_casas_record_path(r, job, path, sizeof(path));
+		had = unlink(path) == 0;
+		if (had)
+			say(log, loglen, "lwk: contention-aware: job %u left: re-planning the others", job);
+	}
+	replan_locked(r, alive, false, log, loglen);
+	close(nfd);
+	return had;
+}
+
+/* ---- the probe ----------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep us microseconds in slices, returning early (false) on stop. */
+static bool nap(uint64_t us, const volatile int *stop)
+{
+	while (us) {
+		uint64_t slice = us < 50000 ? us : 50000;
+		struct timespec ts = { 0, (long)slice * 1000 };
+
+		if (stop && *stop)
+			return false;
+		nanosleep(&ts, NULL);
+		us -= slice;
+	}
+	return !(stop && *stop);
+}
+
+/* Per thread with inherit: every thread now in the job's v1 cpuset
+ * cgroup, and what they start from now on. */
+static int open_threads(struct lwk_perf_counter *c, const struct lwk_perf_event *ev,
+			const char *dir, const char *proc, char *err, size_t errlen)
+{
+	static pid_t pids[4096];
+	size_t n = 0;
+
+	c->n = 0;
+	if (lwk_cgroup_pids(dir, pids, 4096, &n))
+		return ERR("lwk: cannot list the processes of %.400s", dir);
+	for (size_t i = 0; i < n; i++) {
+		char tdir[256];
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(tdir, sizeof(tdir), "%s/%d/task", proc, (int)pids[i]);
+		d = opendir(tdir);
+		if (!d)
+			continue; /* gone */
+		while ((e = readdir(d))) {
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			if (lwk_perf_add_task(c, ev, (pid_t)atoi(e->d_name), true, err, errlen) &&
+			    errno != ESRCH) {
+				closedir(d);
+				lwk_perf_close(c);
+				return -1;
+			}
+		}
+		closedir(d);
+	}
+	if (!c->n)
+		return ERR("lwk: no thread of the job to count in %.400s", dir);
+	return 0;
+}
+
+static int open_counter(const struct lwk_part_roots *r, const struct lwk_casas_record *rec,
+			struct lwk_perf_counter *c, struct lwk_perf_event *ev, char *err,
+			size_t errlen)
+{
+	char dir[1200];
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+
+	if (lwk_perf_resolve(rec->opts.event, ev, err, errlen))
+		return -1;
+	if (v == LWK_CGROUP_V2) {
+		snprintf(dir, sizeof(dir), "%s%s", r->cgroup_root, rec->cgroup);
+		return lwk_perf_open_cgroup(c, ev, dir, &rec->allowed_cpus, err, errlen);
+	}
+	snprintf(dir, sizeof(dir), "%s/cpuset%s", r->cgroup_root, rec->cgroup);
+	return open_threads(c, ev, dir, r->proc, err, errlen);
+}
+
+/* Update one job's record under the node lock: set its probe state and
+ * maybe a curve point, then re-plan.  false when the record is gone. */
+static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned int probing,
+		       unsigned int k, double ips, const char *counters, bool (*alive)(uint32_t),
+		       struct lwk_casas_record *rec, char *log, size_t loglen)
+{
+	char err[512];
+	int nfd = lwk_node_lock(r->state_root);
+	bool ok = false;
+
+	if (nfd < 0)
+		return false;
+	if (lwk_casas_load(r, job, rec) == 1) {
+		rec->probing = probing;
+		if (k && k <= LWK_CASAS_MAX_POINTS && k == rec->curve.n + 1) {
+			rec->curve.ips[k] = ips;
+			rec->curve.n = k;
+		}
+		if (counters)
+			snprintf(rec->counters, sizeof(rec->counters), "%s", counters);
+		if (store(r, rec, err, sizeof(err)) == 0) {
+			replan_locked(r, alive, false, log, loglen);
+			ok = lwk_casas_load(r, job, rec) == 1;
+		}
+	}
+	close(nfd);
+	return ok;
+}
+
+int lwk_casas_unhold(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		     char *log, size_t loglen)
+{
+	struct lwk_casas_record rec;
+
+	return probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen) ? 0 : -1;
+}
+
+/* One job probes at a time on a node: its windows must not see another
+ * job's dies move.  The lock fd, or -1 when told to stop first. */
+static int probe_lock(const struct lwk_part_roots *r, const volatile int *stop)
+{
+	char path[4200];
+	int fd;
+
+	casas_dir(r, path, sizeof(path));
+	strncat(path, "/.probe.lock", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (!nap(100000, stop)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile int *stop,
+		    bool (*alive)(uint32_t), char *log, size_t loglen)
+{
+	struct lwk_casas_record rec;
+	struct lwk_perf_counter *c = calloc(1, sizeof(*c));
+	struct lwk_perf_event ev;
+	struct lwk_topology *t;
+	struct lwk_cpuset dies;
+	char err[512], counters[256];
+	unsigned int most;
+	int lock, rc = 0;
+
+	if (!c)
+		return -1;
+	lock = probe_lock(r, stop);
+	if (lock < 0 || lwk_casas_load(r, job, &rec) != 1 || !strcmp(rec.status, "off")) {
+		if (lock >= 0)
+			close(lock);
+		free(c);
+		return 0;
+	}
+	t = lwk_topology_read(r->sysfs, err, sizeof(err));
+	if (!t) {
+		say(log, loglen, "lwk: contention-aware: job %u: %s", job, err);
+		probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen);
+		close(lock);
+		free(c);
+		return -1;
+	}
+	lwk_casas_whole_dies(t, &rec.allowed_cpus, &dies);
+	most = lwk_cpuset_count(&dies);
+	if (rec.opts.max_dies && rec.opts.max_dies < most)
+		most = (unsigned int)rec.opts.max_dies;
+	lwk_topology_free(t);
+	if (open_counter(r, &rec, c, &ev, err, sizeof(err))) {
+		snprintf(counters, sizeof(counters), "none: %.240s", err);
+		say(log, loglen, "lwk: contention-aware: job %u: cannot count '%s' here, the split is equal: %s",
+		    job, rec.opts.event, err);
+		probe_step(r, job, 0, 0, 0, counters, alive, &rec, log, loglen);
+		close(lock);
+		free(c);
+		return 0;
+	}
+	snprintf(counters, sizeof(counters), "%s (%s, %s)", ev.name,
+		 ev.type == 0 ? "hardware" : ev.type == 1 ? "software" : "raw",
+		 c->n && lwk_cgroup_detect(r->cgroup_root) == LWK_CGROUP_V2 ? "per CPU on the job's cgroup"
+									    : "per thread, inherited");
+	for (unsigned int k = 1; k <= most; k++) {
+		struct lwk_perf_reading a, b;
+		double t0, t1, ips;
+
+		/* Hold the job on k dies; the others keep one each at least. */
+		if (!probe_step(r, job, k, 0, 0, counters, alive, &rec, log, loglen))
+			break;
+		if (lwk_cpuset_count(&rec.dies) < k) {
+			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies (the other jobs hold the rest)",
+			    job, k - 1);
+			break;
+		}
+		/* Let its threads spread over the new dies first. */
+		if (!nap(rec.opts.probe / 4 > 50000 ? rec.opts.probe / 4 : 50000, stop))
+			break;
+		if (lwk_perf_read(c, &a))
+			break;
+		t0 = now_s();
+		if (!nap(rec.opts.probe, stop))
+			break;
+		if (lwk_perf_read(c, &b))
+			break;
+		t1 = now_s();
+		ips = (double)(b.scaled - a.scaled) / (t1 - t0);
+		say(log, loglen, "lwk: contention-aware: job %u: probe on %u die(s): %.4g %s/s", job, k,
+		    ips, ev.name);
+		if (!probe_step(r, job, k, k, ips, NULL, alive, &rec, log, loglen))
+			break;
+	}
+	lwk_perf_close(c);
+	free(c);
+	/* Done, or cut short: what was measured decides. */
+	if (!probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen))
+		rc = -1;
+	else {
+		char ips[2048];
+
+		lwk_casas_curve_format(&rec.curve, ips, sizeof(ips));
+		say(log, loglen, "lwk: contention-aware: job %u: IPS curve %s", job, ips[0] ? ips : "(none)");
+	}
+	close(lock);
+	return rc;
+}

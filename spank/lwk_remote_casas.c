@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurmstepd (remote) for --contention-aware: the job's share of a
+ * co-scheduled node, by whole dies (casasnode.c, casas.c).
+ *
+ *   init_post_opt   (root, every step)  join the node's split; the first
+ *                                       step of the job here makes its
+ *                                       record (what Slurm allocated)
+ *   user_init       (before the fork)   SLURM_CASAS_* for the tasks
+ *   task_post_fork  (root, per task)    the job's dies again on its
+ *                                       cgroups (Slurm just set its own);
+ *                                       the first step starts the probe,
+ *                                       a thread of this slurmstepd
+ *   exit            (root)              stop and join the probe
+ *   job epilog      (lwk_jobscript.c)   leave: the others re-planned
+ *
+ * The arbiter lives in the plugin: no daemon.  A step that ends while
+ * its probe runs cuts the probe short; what it measured decides.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "casasnode.h"
+#include "lwk_plugin.h"
+#include "topology.h"
+
+static struct lwk_part_roots roots;
+static char node[256];
+static struct lwk_casas_record rec;
+static bool joined, first_here, probe_started;
+static pthread_t probe_thread;
+static volatile int stop_probe;
+
+static void log_lines(char *log)
+{
+	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_info("%s (on %s)", line, node);
+}
+
+/*
+ * What Slurm allocated the job here: the only CPUs it may ever get.
+ * From its abstract cores, mapped to Linux CPUs; else the cpuset Slurm
+ * wrote on the job's cgroup.
+ */
+static int allocation(spank_t sp, struct lwk_casas_record *r, char *err, size_t errlen)
+{
+	char *cores = NULL;
+	struct lwk_topology *t = lwk_topology_read(roots.sysfs, err, errlen);
+	int rc = -1;
+
+	if (!t)
+		return -1;
+	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) == ESPANK_SUCCESS && cores &&
+	    lwk_topology_map_slurm_cores(t, LWK_SOCKET_PACKAGE, cores, &r->allowed_cpus, err,
+					 errlen) == 0) {
+		rc = 0;
+	} else {
+		struct lwk_cgroup cg;
+		struct lwk_cpuset mems;
+
+		if (lwk_cgroup_init(&cg, roots.cgroup_root, r->cgroup, err, errlen) == 0 &&
+		    lwk_cgroup_get_cpuset(&cg, &r->allowed_cpus, &mems, err, errlen) == 0 &&
+		    lwk_cpuset_count(&r->allowed_cpus))
+			rc = 0;
+	}
+	/* Its memory nodes: those of its CPUs. */
+	lwk_cpuset_zero(&r->allowed_mems);
+	for (unsigned int i = 0; rc == 0 && i < t->ncpus; i++)
+		if (lwk_cpuset_isset(&r->allowed_cpus, (unsigned int)t->cpus[i].cpu))
+			lwk_cpuset_set(&r->allowed_mems, (unsigned int)t->numa[t->cpus[i].numa].node);
+	lwk_topology_free(t);
+	return rc;
+}
+
+void lwk_remote_casas_setup(spank_t sp, const char *step)
+{
+	char text[8192], err[512], log[8192] = "";
+	uint32_t job = 0;
+	FILE *f;
+	size_t n;
+	int rc;
+
+	lwk_node_name(node, sizeof(node));
+	lwk_part_roots_of(&roots, node);
+	spank_get_item(sp, S_JOB_ID, &job);
+	memset(&rec, 0, sizeof(rec));
+	rec.job = job;
+	rec.opts = lwk_req.casas;
+	snprintf(rec.status, sizeof(rec.status), "probing");
+	/* slurmstepd sits in the job's cgroup when Slurm made one. */
+	f = fopen("/proc/self/cgroup", "re");
+	n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	if (lwk_casas_job_cgroup(text, job, rec.cgroup, sizeof(rec.cgroup))) {
+		snprintf(rec.status, sizeof(rec.status), "off");
+		snprintf(rec.why, sizeof(rec.why),
+			 "Slurm made no job cgroup with a cpuset on this node "
+			 "(TaskPlugin=task/cgroup with ConstrainCores=yes is needed)");
+	} else if (allocation(sp, &rec, err, sizeof(err))) {
+		snprintf(rec.status, sizeof(rec.status), "off");
+		snprintf(rec.why, sizeof(rec.why), "the job's CPUs here are unknown: %.200s", err);
+	}
+	rc = lwk_casas_join(&roots, &rec, lwk_part_job_alive, log, sizeof(log), err, sizeof(err));
+	if (rc < 0) {
+		slurm_error("lwk: step %s: --contention-aware: %s", step, err);
+		return;
+	}
+	joined = true;
+	first_here = rc == 1 && strcmp(rec.status, "off");
+	if (rc == 1 && !strcmp(rec.status, "off"))
+		slurm_info("lwk: step %s: --contention-aware is off on %s: %s", step, node, rec.why);
+	log_lines(log);
+}
+
+int lwk_remote_casas_user_init(spank_t sp)
+{
+	char dies[512], cpus[2048], path[4200];
+	struct lwk_casas_record now;
+
+	if (!joined)
+		return 0;
+	if (lwk_casas_load(&roots, rec.job, &now) != 1)
+		now = rec;
+	lwk_cpulist_format(&now.dies, dies, sizeof(dies));
+	lwk_cpulist_format(&now.cpus, cpus, sizeof(cpus));
+	lwk_casas_record_path(&roots, rec.job, path, sizeof(path));
+	if (spank_setenv(sp, "SLURM_CASAS_STATUS", now.status, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "SLURM_CASAS_DIES", dies, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "SLURM_CASAS_CPUS", cpus, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "SLURM_CASAS_RECORD", path, 1) != ESPANK_SUCCESS) {
+		slurm_error("lwk: cannot set the SLURM_CASAS_* variables");
+		return -1;
+	}
+	return 0;
+}
+
+static void *probe_main(void *arg)
+{
+	static char log[16384];
+
+	(void)arg;
+	log[0] = '\0';
+	lwk_casas_probe(&roots, rec.job, &stop_probe, lwk_part_job_alive, log, sizeof(log));
+	log_lines(log);
+	return NULL;
+}
+
+int lwk_remote_casas_post_fork(spank_t sp)
+{
+	char err[512];
+
+	(void)sp;
+	if (!joined || !strcmp(rec.status, "off"))
+		return 0;
+	/* Slurm has just written the step's cpuset: the job's dies again. */
+	if (lwk_casas_reapply(&roots, rec.job, err, sizeof(err)))
+		slurm_error("lwk: job %u: --contention-aware: %s (on %s)", rec.job, err, node);
+	if (first_here && !probe_started) {
+		probe_started = true;
+		if (pthread_create(&probe_thread, NULL, probe_main, NULL)) {
+			char log[4096] = "";
+
+			probe_started = false;
+			slurm_error("lwk: job %u: --contention-aware: cannot start the probe: the split is equal",
+				    rec.job);
+			/* Not held on one die for a probe that never comes. */
+			lwk_casas_unhold(&roots, rec.job, lwk_part_job_alive, log, sizeof(log));
+			log_lines(log);
+		}
+	}
+	return 0;
+}
+
+void lwk_remote_casas_exit(void)
+{
+	if (!probe_started)
+		return;
+	stop_probe = 1;
+	pthread_join(probe_thread, NULL);
+	probe_started = false;
+}
