@@ -162,7 +162,7 @@ int lwk_casas_split(const struct lwk_casas_job *jobs, unsigned int n, unsigned i
 		    size_t errlen)
 {
 	unsigned int lo[LWK_CASAS_MAX_JOBS], hi[LWK_CASAS_MAX_JOBS], w = ndies + 1, t_best = 0;
-	double *best;
+	double *best, *table;
 	unsigned short *pick;
 
 	if (check_input(jobs, n, ndies, d, err, errlen))
@@ -175,16 +175,20 @@ int lwk_casas_split(const struct lwk_casas_job *jobs, unsigned int n, unsigned i
 	/* best[i][t]: the least cost of jobs 0..i-1 using exactly t dies. */
 	best = malloc(sizeof(*best) * (n + 1) * w);
 	pick = malloc(sizeof(*pick) * (n + 1) * w);
-	if (!best || !pick) {
+	table = malloc(sizeof(*table) * (n ? n : 1) * w);
+	if (!best || !pick || !table) {
 		free(best);
 		free(pick);
+		free(table);
 		return ERR("lwk: --contention-aware: out of memory");
 	}
+	/* Each job's cost per count once: the DP reads it dies times over. */
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int k = lo[i]; k <= hi[i]; k++)
+			table[i * w + k] = cost(&jobs[i], k, objective);
 	for (unsigned int t = 0; t < w; t++)
 		best[t] = t ? INFINITY : 0;
 	for (unsigned int i = 1; i <= n; i++) {
-		const struct lwk_casas_job *j = &jobs[i - 1];
-
 		for (unsigned int t = 0; t < w; t++) {
 			double b = INFINITY;
 			unsigned int bk = 0;
@@ -195,7 +199,7 @@ int lwk_casas_split(const struct lwk_casas_job *jobs, unsigned int n, unsigned i
 
 				if (k > t || isinf(best[(i - 1) * w + t - k]))
 					continue;
-				c = best[(i - 1) * w + t - k] + cost(j, k, objective);
+				c = best[(i - 1) * w + t - k] + table[(i - 1) * w + k];
 				if (below(c, b)) {
 					b = c;
 					bk = k;
@@ -222,6 +226,7 @@ int lwk_casas_split(const struct lwk_casas_job *jobs, unsigned int n, unsigned i
 	}
 	free(best);
 	free(pick);
+	free(table);
 	score(jobs, n, objective, d);
 	return 0;
 }

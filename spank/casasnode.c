@@ -132,6 +132,8 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 		} else if (!strcmp(key, "cgroup")) {
 			bad = v[0] && (v[0] != '/' || strstr(v, "/..") || strstr(v, "//") ||
 				       strlen(v) >= sizeof(r->cgroup));
+			for (const char *c = v; *c && !bad; c++)
+				bad = (unsigned char)*c < 0x20 || *c == 0x7f;
 			if (!bad)
 				snprintf(r->cgroup, sizeof(r->cgroup), "%s", v);
 		} else if (!strcmp(key, "allowed_cpus")) {
@@ -375,6 +377,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 	unsigned int nj = 0;
 	char err[512], line[512];
 	enum lwk_objective objective = LWK_OBJECTIVE_STP;
+	bool probing = false;
 	int nids = record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
 
 	if (!nids)
@@ -425,11 +428,28 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		rc = 0;
 		goto done;
 	}
+	/* A probe never takes the others' last die: its count shrinks to
+	 * what leaves each of them its minimum (the probe then stops). */
+	for (unsigned int k = 0; k < nj; k++) {
+		unsigned int others = 0;
+
+		if (jobs[k].forced <= 0)
+			continue;
+		for (unsigned int o = 0; o < nj; o++)
+			if (o != k)
+				others += jobs[o].forced > 0 ? (unsigned int)jobs[o].forced
+							      : jobs[o].min_dies > 1 ? jobs[o].min_dies : 1;
+		if ((unsigned int)jobs[k].forced + others > t->ndies)
+			jobs[k].forced = others < t->ndies ? (int)(t->ndies - others) : 1;
+	}
 	if (lwk_casas_split(jobs, nj, t->ndies, objective, &d, err, sizeof(err))) {
 		say(log, loglen, "%s", err);
 		goto done;
 	}
 	lwk_casas_place(t, jobs, nj, d.count, out);
+	for (unsigned int k = 0; k < nj; k++)
+		if (jobs[k].forced > 0)
+			probing = true;
 	if (d.method == LWK_CASAS_SPLIT)
 		snprintf(line, sizeof(line), "%u job(s) on %u dies by %s: estimated ANTT %.3f, STP %.3f",
 			 nj, t->ndies, objective == LWK_OBJECTIVE_STP ? "STP" : "ANTT", d.antt, d.stp);
@@ -445,6 +465,10 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 
 		if (split) {
 			lwk_casas_dies_cpus(t, &out[k], &cpus, &mems);
+			/* While a probe runs only CPUs move: a new cpuset.mems
+			 * migrates the job's memory, once per decision is enough. */
+			if (probing)
+				mems = lwk_cpuset_count(&rec->mems) ? rec->mems : rec->allowed_mems;
 		} else {
 			/* Not split (shared, or no die of its own left): back to
 			 * what Slurm gave it. */
@@ -468,6 +492,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		else
 			snprintf(rec->status, sizeof(rec->status), "%s",
 				 d.method == LWK_CASAS_SPLIT ? "placed" : "equal");
+		rec->why[0] = '\0';
 		if (!split || d.method != LWK_CASAS_SPLIT)
 			snprintf(rec->why, sizeof(rec->why), "%s",
 				 split ? d.why : d.method == LWK_CASAS_SHARED ? d.why
@@ -696,8 +721,17 @@ static int probe_lock(const struct lwk_part_roots *r, const volatile int *stop)
 	return fd;
 }
 
+/* Hand what was logged so far to emit (the slurmd log, as it happens). */
+static void flush(char *log, void (*emit)(char *))
+{
+	if (emit && log[0]) {
+		emit(log);
+		log[0] = '\0';
+	}
+}
+
 int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile int *stop,
-		    bool (*alive)(uint32_t), char *log, size_t loglen)
+		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *))
 {
 	struct lwk_casas_record rec;
 	struct lwk_perf_counter *c = calloc(1, sizeof(*c));
@@ -748,8 +782,10 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 		double t0, t1, ips;
 
 		/* Hold the job on k dies; the others keep one each at least. */
+		flush(log, emit);
 		if (!probe_step(r, job, k, 0, 0, counters, alive, &rec, log, loglen))
 			break;
+		flush(log, emit);
 		if (lwk_cpuset_count(&rec.dies) < k) {
 			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies (the other jobs hold the rest)",
 			    job, k - 1);
@@ -772,6 +808,7 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 		if (!probe_step(r, job, k, k, ips, NULL, alive, &rec, log, loglen))
 			break;
 	}
+	flush(log, emit);
 	lwk_perf_close(c);
 	free(c);
 	/* Done, or cut short: what was measured decides. */

@@ -83,10 +83,11 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 /*
  * Probe job (its record must exist) and re-plan with its curve.  Polls
  * *stop between windows and stops early when it is set or the job's
- * cgroup is gone.  What happened goes to log, a line each.  0 or -1.
+ * cgroup is gone.  What happened goes to log, a line each, handed to
+ * emit (when not NULL) as it happens and then cleared.  0 or -1.
  */
 int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile int *stop,
-		    bool (*alive)(uint32_t), char *log, size_t loglen);
+		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *));
 
 /* No probe will come (it could not start): release the job's hold on
  * one die and re-plan.  0 or -1. */

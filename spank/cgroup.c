@@ -483,54 +483,63 @@ static void tree_collect(const struct lwk_cgroup *cg, char (*paths)[768], int *n
 	closedir(d);
 }
 
+/* One knob over the tree: nothing when every cgroup has it already
+ * (a cpuset.mems write on v2 migrates the tasks' memory and waits for
+ * every CPU to drain its page lists: never for nothing); else the union
+ * top down, then the target bottom up. */
+static int set_tree_knob(const struct lwk_cgroup *cg, char (*paths)[768], int n, bool mems,
+			 const struct lwk_cpuset *target, char *err, size_t errlen)
+{
+	struct lwk_cpuset wide = *target;
+	bool all_there = true;
+
+	for (int i = 0; i < n; i++) {
+		struct lwk_cgroup c = *cg;
+		struct lwk_cpuset have[2];
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		if (lwk_cgroup_get_cpuset(&c, &have[0], &have[1], err, errlen))
+			return -1;
+		lwk_cpuset_or(&wide, &have[mems]);
+		if (!lwk_cpuset_equal(&have[mems], target))
+			all_there = false;
+	}
+	if (all_there)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct lwk_cgroup c = *cg;
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, &wide, err, errlen))
+			return -1;
+	}
+	for (int i = n; i-- > 0;) {
+		struct lwk_cgroup c = *cg;
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, target, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 int lwk_cgroup_set_cpuset_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
 			       const struct lwk_cpuset *mems, char *err, size_t errlen)
 {
 	char (*paths)[768] = malloc(sizeof(*paths) * TREE_MAX);
-	struct lwk_cpuset *wide = malloc(sizeof(*wide) * 2);
-	int n = 0, rc = 0;
+	int n = 0, rc;
 
-	if (!paths || !wide) {
-		free(paths);
-		free(wide);
+	if (!paths)
 		return ERR("lwk: out of memory");
-	}
 	tree_collect(cg, paths, &n, 0);
 	if (!n) {
 		free(paths);
-		free(wide);
 		return ERR("lwk: cgroup %s has no cpuset here", cg->path);
 	}
-	/* The union of everything below and the new sets: writing it top
-	 * down keeps each child within its parent (v1 insists). */
-	wide[0] = *cpus;
-	wide[1] = *mems;
-	for (int i = 0; i < n; i++) {
-		struct lwk_cgroup c = *cg;
-		struct lwk_cpuset have_cpus, have_mems;
-
-		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		if (lwk_cgroup_get_cpuset(&c, &have_cpus, &have_mems, err, errlen) == 0) {
-			lwk_cpuset_or(&wide[0], &have_cpus);
-			lwk_cpuset_or(&wide[1], &have_mems);
-		}
-	}
-	for (int i = 0; i < n && !rc; i++) {
-		struct lwk_cgroup c = *cg;
-
-		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		rc = lwk_cgroup_set_mems(&c, &wide[1], err, errlen) ||
-		     lwk_cgroup_set_cpus(&c, &wide[0], err, errlen);
-	}
-	/* Then the new sets bottom up: each child shrinks before its parent. */
-	for (int i = n; i-- > 0 && !rc;) {
-		struct lwk_cgroup c = *cg;
-
-		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		rc = lwk_cgroup_set_cpus(&c, cpus, err, errlen) ||
-		     lwk_cgroup_set_mems(&c, mems, err, errlen);
-	}
+	/* The kernel takes the knobs in either order; each is only written
+	 * where it changes. */
+	rc = set_tree_knob(cg, paths, n, true, mems, err, errlen) ||
+	     set_tree_knob(cg, paths, n, false, cpus, err, errlen);
 	free(paths);
-	free(wide);
 	return rc ? -1 : 0;
 }

@@ -147,7 +147,8 @@ static void *probe_main(void *arg)
 
 	(void)arg;
 	log[0] = '\0';
-	lwk_casas_probe(&roots, rec.job, &stop_probe, lwk_part_job_alive, log, sizeof(log));
+	lwk_casas_probe(&roots, rec.job, &stop_probe, lwk_part_job_alive, log, sizeof(log),
+			log_lines);
 	log_lines(log);
 	return NULL;
 }

@@ -4,7 +4,8 @@
  * option grammars, the plugstack arguments and cpulists; and what the
  * plugin reads back from the kernel or its own state (/proc/<pid>/stat,
  * taskstats replies, memory.numa_stat, saved IRQ affinities, the --lwk
- * state file).  Invariants:
+ * state file, the --contention-aware record and /proc/<pid>/cgroup).
+ * Invariants:
  * no crash or sanitizer report; every refusal says "lwk: ..."; every
  * accepted value prints in a form that parses back to the same value.
  *
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "casasnode.h"
 #include "cgroup.h"
 #include "config.h"
 #include "irqaff.h"
@@ -47,11 +49,11 @@ static void one(uint8_t sel, const char *text)
 	char err[512];
 
 	err[0] = '\0';
-	switch (sel % 9) {
+	switch (sel % 10) {
 	case 0:
 	case 1:
 	case 2: {
-		const struct lwk_option_grammar *g = grammars[sel % 9];
+		const struct lwk_option_grammar *g = grammars[sel % 10];
 		union {
 			struct lwk_opts l;
 			struct lwk_syncmon_opts s;
@@ -141,6 +143,27 @@ static void one(uint8_t sel, const char *text)
 		CHECK(p.plan.deleg_mem == q.plan.deleg_mem);
 		break;
 	}
+	case 9: {
+		/* The --contention-aware record (readable by every user, written
+		 * by root; a re-plan must survive a torn one) and the cgroup
+		 * lines it is built from. */
+		static struct lwk_casas_record r, q;
+		char path[768];
+
+		if (lwk_casas_job_cgroup(text, 42, path, sizeof(path)) == 0)
+			CHECK(strstr(path, "/job_42") != NULL && strlen(path) < sizeof(path));
+		if (lwk_casas_record_parse(text, &r, err, sizeof(err))) {
+			CHECK(strncmp(err, "lwk: ", 5) == 0);
+			break;
+		}
+		CHECK(lwk_casas_record_format(&r, buf, sizeof(buf)) < sizeof(buf));
+		CHECK(lwk_casas_record_parse(buf, &q, err, sizeof(err)) == 0);
+		CHECK(q.job == r.job && !strcmp(q.status, r.status) && q.curve.n == r.curve.n);
+		CHECK(lwk_cpuset_equal(&q.allowed_cpus, &r.allowed_cpus));
+		CHECK(lwk_cpuset_equal(&q.dies, &r.dies));
+		CHECK(!strcmp(q.cgroup, r.cgroup));
+		break;
+	}
 	}
 }
 
@@ -159,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 1] = '\0';
 	one(data[0], text);
 	free(text);
-	if (data[0] % 9 == 6) {
+	if (data[0] % 10 == 6) {
 		/* A netlink reply from a confused kernel: exact-size copy
 		 * so the sanitizer sees any read past its end. */
 		struct lwk_task_cpu c;
@@ -188,6 +211,12 @@ static const char *const seeds[] = {
 	"lwk=no on_error=drain_node sync_monitor=yes contention_aware=1",
 	"0-3,8,10-20:2",
 	"(null)",
+	"job=42\nstatus=placed\nwhy=\ncgroup=/system.slice/n1_slurmstepd.scope/job_42\n"
+	"allowed_cpus=0-7\nallowed_mems=0-1\noptions=probe=500ms,min_dies=1,max_dies=0,"
+	"event=instructions,objective=antt\ncounters=instructions (hardware)\nprobing=0\n"
+	"ips=1:1e+09,2:1.9e+09\ndies=0-1\ncpus=0-3\nmems=0\nsplit=2 job(s)\n",
+	"0::/system.slice/node1_slurmstepd.scope/job_42/step_0/user/task_0\n"
+	"5:cpuset:/slurm_node1/uid_0/job_42/step_batch\n",
 	"4242 (a) b) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 3 0 987654 12345678 321",
 };
 
@@ -214,7 +243,7 @@ int main(void)
 	char in[512];
 
 	for (long i = 0; i < iterations; i++) {
-		uint8_t sel = (uint8_t)(next() % 9);
+		uint8_t sel = (uint8_t)(next() % 10);
 		size_t len;
 		int edits = 1 + (int)(next() % 6);
 
