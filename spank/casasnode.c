@@ -340,9 +340,9 @@ static int record_jobs(const struct lwk_part_roots *r, uint32_t *jobs, int max)
 	return n;
 }
 
-static int apply(const struct lwk_part_roots *r, const struct lwk_casas_record *rec,
-		 const struct lwk_cpuset *cpus, const struct lwk_cpuset *mems, char *err,
-		 size_t errlen)
+/* The job's CPUs (mems false) or memory nodes on its cgroup tree. */
+static int apply(const struct lwk_part_roots *r, const struct lwk_casas_record *rec, bool mems,
+		 const struct lwk_cpuset *set, char *err, size_t errlen)
 {
 	struct lwk_cgroup cg;
 
@@ -350,7 +350,42 @@ static int apply(const struct lwk_part_roots *r, const struct lwk_casas_record *
 		return ERR("lwk: job %u has no cgroup to place", rec->job);
 	if (lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, err, errlen))
 		return -1;
-	return lwk_cgroup_set_cpuset_tree(&cg, cpus, mems, err, errlen);
+	return (mems ? lwk_cgroup_set_mems_tree : lwk_cgroup_set_cpus_tree)(&cg, set, err, errlen);
+}
+
+/*
+ * Memory follows the CPUs, after the node lock is released: a new
+ * cpuset.mems on v2 migrates the job's memory and waits for every CPU,
+ * which a busy node can make take long (tens of seconds measured on the
+ * TCG guests); the split itself must not wait for it.  Under its own
+ * lock, each job's cgroup gets the memory nodes its record has now (a
+ * later decision's, if one came meanwhile).
+ */
+static void bind_memory(const struct lwk_part_roots *r, char *log, size_t loglen)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	char path[4200], err[512];
+	int fd, n;
+
+	casas_dir(r, path, sizeof(path));
+	strncat(path, "/.mems.lock", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	n = record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
+	for (int i = 0; i < n; i++) {
+		struct lwk_casas_record rec;
+
+		if (lwk_casas_load(r, ids[i], &rec) != 1 || !strcmp(rec.status, "off") ||
+		    !lwk_cpuset_count(&rec.mems))
+			continue;
+		if (apply(r, &rec, true, &rec.mems, err, sizeof(err)))
+			say(log, loglen, "lwk: contention-aware: job %u: memory nodes not bound: %s",
+			    rec.job, err);
+	}
+	close(fd);
 }
 
 static void set_text(char *out, size_t len, const struct lwk_cpuset *s)
@@ -475,8 +510,8 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			cpus = rec->allowed_cpus;
 			mems = rec->allowed_mems;
 		}
-		if (force || !lwk_cpuset_equal(&cpus, &rec->cpus) || !lwk_cpuset_equal(&mems, &rec->mems)) {
-			if (apply(r, rec, &cpus, &mems, err, sizeof(err))) {
+		if (force || !lwk_cpuset_equal(&cpus, &rec->cpus)) {
+			if (apply(r, rec, false, &cpus, err, sizeof(err))) {
 				say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
 				rc = -1;
 				continue;
@@ -543,20 +578,23 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 	replan_locked(r, alive, false, log, loglen);
 	lwk_casas_load(r, rec->job, rec);
 	close(nfd);
+	bind_memory(r, log, loglen);
 	return 1;
 }
 
 int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen)
 {
-	struct lwk_casas_record rec;
+	struct lwk_casas_record rec = { 0 };
 	int nfd = lwk_node_lock(r->state_root), rc = 0;
 
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
 	    lwk_cpuset_count(&rec.cpus))
-		rc = apply(r, &rec, &rec.cpus, &rec.mems, err, errlen);
+		rc = apply(r, &rec, false, &rec.cpus, err, errlen);
 	close(nfd);
+	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off"))
+		rc = apply(r, &rec, true, &rec.mems, err, errlen);
 	return rc;
 }
 
@@ -581,6 +619,7 @@ int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(
 	}
 	replan_locked(r, alive, false, log, loglen);
 	close(nfd);
+	bind_memory(r, log, loglen);
 	return had;
 }
 
@@ -771,12 +810,16 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 		probe_step(r, job, 0, 0, 0, counters, alive, &rec, log, loglen);
 		close(lock);
 		free(c);
+		bind_memory(r, log, loglen);
 		return 0;
 	}
 	snprintf(counters, sizeof(counters), "%s (%s, %s)", ev.name,
 		 ev.type == 0 ? "hardware" : ev.type == 1 ? "software" : "raw",
 		 c->n && lwk_cgroup_detect(r->cgroup_root) == LWK_CGROUP_V2 ? "per CPU on the job's cgroup"
 									    : "per thread, inherited");
+	/* A job is measured once it runs: its first window would otherwise
+	 * see it start its threads (the paper assumes steady behaviour). */
+	nap(rec.opts.probe, stop);
 	for (unsigned int k = 1; k <= most; k++) {
 		struct lwk_perf_reading a, b;
 		double t0, t1, ips;
@@ -792,7 +835,7 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 			break;
 		}
 		/* Let its threads spread over the new dies first. */
-		if (!nap(rec.opts.probe / 4 > 50000 ? rec.opts.probe / 4 : 50000, stop))
+		if (!nap(rec.opts.probe / 2 > 50000 ? rec.opts.probe / 2 : 50000, stop))
 			break;
 		if (lwk_perf_read(c, &a))
 			break;
@@ -811,15 +854,18 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 	flush(log, emit);
 	lwk_perf_close(c);
 	free(c);
-	/* Done, or cut short: what was measured decides. */
-	if (!probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen))
+	/* Done, or cut short: what was measured decides; memory follows. */
+	if (!probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen)) {
 		rc = -1;
-	else {
+	} else {
 		char ips[2048];
 
 		lwk_casas_curve_format(&rec.curve, ips, sizeof(ips));
 		say(log, loglen, "lwk: contention-aware: job %u: IPS curve %s", job, ips[0] ? ips : "(none)");
 	}
+	/* The next job may probe while this one's memory moves. */
 	close(lock);
+	flush(log, emit);
+	bind_memory(r, log, loglen);
 	return rc;
 }

@@ -523,8 +523,8 @@ static int set_tree_knob(const struct lwk_cgroup *cg, char (*paths)[768], int n,
 	return 0;
 }
 
-int lwk_cgroup_set_cpuset_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
-			       const struct lwk_cpuset *mems, char *err, size_t errlen)
+static int set_tree(const struct lwk_cgroup *cg, bool mems, const struct lwk_cpuset *set,
+		    char *err, size_t errlen)
 {
 	char (*paths)[768] = malloc(sizeof(*paths) * TREE_MAX);
 	int n = 0, rc;
@@ -536,10 +536,19 @@ int lwk_cgroup_set_cpuset_tree(const struct lwk_cgroup *cg, const struct lwk_cpu
 		free(paths);
 		return ERR("lwk: cgroup %s has no cpuset here", cg->path);
 	}
-	/* The kernel takes the knobs in either order; each is only written
-	 * where it changes. */
-	rc = set_tree_knob(cg, paths, n, true, mems, err, errlen) ||
-	     set_tree_knob(cg, paths, n, false, cpus, err, errlen);
+	rc = set_tree_knob(cg, paths, n, mems, set, err, errlen);
 	free(paths);
 	return rc ? -1 : 0;
+}
+
+int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
+			     char *err, size_t errlen)
+{
+	return set_tree(cg, false, cpus, err, errlen);
+}
+
+int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
+			     char *err, size_t errlen)
+{
+	return set_tree(cg, true, mems, err, errlen);
 }

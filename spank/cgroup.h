@@ -82,13 +82,18 @@ int lwk_cgroup_set_hugetlb_max(const struct lwk_cgroup *cg, unsigned long page_k
 /* cpuset.cpus and cpuset.mems of the cgroup. */
 int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
 			  struct lwk_cpuset *mems, char *err, size_t errlen);
-/* Set cpus and mems on cg and on every cgroup below it that has the
- * cpuset files (depth <= 8), in an order v1 accepts (a child always
- * within its parent): first the union of old and new top down, then the
- * new sets bottom up.  --contention-aware moves a job's steps and tasks
- * to its dies this way.  0 or -1 with a message. */
-int lwk_cgroup_set_cpuset_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
-			       const struct lwk_cpuset *mems, char *err, size_t errlen);
+/* Set cpuset.cpus (or cpuset.mems) on cg and on every cgroup below it
+ * that has the cpuset files (depth <= 8), in an order v1 accepts (a
+ * child always within its parent): first the union of old and new top
+ * down, then the new set bottom up; nothing where it is set already.
+ * --contention-aware moves a job's steps and tasks to its dies this way.
+ * A new cpuset.mems on v2 migrates the tasks' memory and waits for every
+ * CPU to drain its page lists: it can take long on a busy node.  0 or -1
+ * with a message. */
+int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
+			     char *err, size_t errlen);
+int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
+			     char *err, size_t errlen);
 /* Move a process (all its threads) into the cgroup. */
 int lwk_cgroup_attach(const struct lwk_cgroup *cg, pid_t pid, char *err, size_t errlen);
 

@@ -79,6 +79,11 @@ slurmd_log() {
 	echo "$LWK_DEV_DIR/log/slurmd-$1.log"
 }
 
+# Does Slurm track jobs in cgroups here (job cgroups the plugin can use)?
+slurm_cgroups() {
+	scontrol show config | grep -q '^ProctrackType *= proctrack/cgroup'
+}
+
 need_private() {
 	[ "${LWK_PRIVATE:-0}" = 1 ] ||
 		skip "needs the private dev cluster (it edits plugstack.conf or reads daemon logs); pointed at $SLURM_CONF"

@@ -30,10 +30,6 @@ expand() {
 	echo "${out[*]}"
 }
 
-slurm_cgroups() {
-	scontrol show config | grep -q '^ProctrackType *= proctrack/cgroup'
-}
-
 # The node's cores as Slurm sees them (Sockets x CoresPerSocket).
 node_cores() {
 	local line

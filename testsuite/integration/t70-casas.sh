@@ -1,0 +1,294 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --contention-aware for real: jobs that share a node of the co-scheduling
+# partition are probed on 1, 2, ... dies, then split by whole dies, each
+# job's cgroup rewritten to its dies; a job that leaves (or crashed) gives
+# its dies back.  A die split needs Slurm's job cgroups and two dies or
+# more per node: the guests (cgroup v2, 4 dies per node); the host's
+# nodes have one die and, without task/cgroup, no cgroup to rewrite.
+
+# The node the tests share: not node1, where the guests run slurmctld.
+casas_node() {
+	if [ "$LWK_NODES" -ge 2 ]; then echo node2; else echo node1; fi
+}
+
+need_cosched() {
+	need_private
+	scontrol show partition cosched >/dev/null 2>&1 ||
+		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
+}
+
+# The node's NodeType line from lwk-topology, asked once per run.
+node_type() {
+	[ -s "$LWK_WORK/type.$1" ] || on_node "$1" lwk-topology --format conf >"$LWK_WORK/type.$1"
+	cat "$LWK_WORK/type.$1"
+}
+
+node_dies() {
+	node_type "$1" | grep -oE 'Dies=[0-9]+' | cut -d= -f2
+}
+
+node_cpus() {
+	node_type "$1" |
+		awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+		     END { print v["Dies"] * v["CoresPerDie"] * v["ThreadsPerCore"] }'
+}
+
+# A split needs somewhere to write it and something to split.
+need_split() {
+	local dies
+	need_cosched
+	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
+	dies=$(node_dies "$(casas_node)")
+	[ "$dies" -ge 2 ] || skip "needs two dies or more per node; $(casas_node) has $dies"
+}
+
+# A job's record on a node, and one of its fields.  Each on_node is a
+# round trip through a guest's inbox (about a second under TCG): the
+# records are fetched once (fetch) and read here.
+record() {
+	on_node "$1" cat "$LWK_STATE_DIR/$1/casas/$2" 2>/dev/null || true
+}
+
+fetch() {
+	local node=$1 j
+	shift
+	for j in "$@"; do
+		: >"$LWK_WORK/rec.$j"
+	done
+	on_node "$node" bash -c 'cd "$1" && shift && for j; do echo "@$j"; cat "$j" 2>/dev/null; done; true' \
+		- "$LWK_STATE_DIR/$node/casas" "$@" |
+		awk -v dir="$LWK_WORK" '/^@/ { f = dir "/rec." substr($0, 2); next } { print > f }'
+}
+
+rec_field() {
+	sed -n "s/^$2=//p" "$LWK_WORK/rec.$1" 2>/dev/null || true
+}
+
+# wait_status NODE STATUS JOB...: until each job's record says STATUS
+# (150 s: jobs probe one at a time, each window a second or more under
+# TCG), waited for on the node in turns of 50 s (on_node gives up after
+# 60), then fetch them.
+wait_status() {
+	local node=$1 status=$2 turn
+	shift 2
+	for turn in 1 2 3; do
+		on_node "$node" bash -c 'd=$1 s=$2; shift 2
+			for ((i = 0; i < 200; i++)); do
+				ok=1
+				for j; do grep -qx "status=$s" "$d/$j" 2>/dev/null || ok=0; done
+				[ $ok = 1 ] && exit 0
+				sleep 0.25
+			done
+			exit 1' - "$LWK_STATE_DIR/$node/casas" "$status" "$@" && break
+		[ "$turn" = 3 ] &&
+			fail "jobs $* on $node are not all '$status' after 150 s: $(for j in "$@"; do record "$node" "$j"; done)"
+	done
+	fetch "$node" "$@"
+}
+
+# burn N SECONDS: N busy loops, as a script every node reads.  Nice 19:
+# on the TCG guests a cpuset.mems write waits for every CPU's kworker,
+# which busy loops at nice 0 starve for tens of seconds (measured).
+burner() {
+	cat >"$LWK_WORK/burn.sh" <<'EOF'
+i=0
+while [ "$i" -lt "$1" ]; do
+	nice -n 19 timeout "$2" sh -c 'while :; do :; done' &
+	i=$((i + 1))
+done
+env | grep '^SLURM_CASAS_' | sort
+wait
+EOF
+	echo "bash $LWK_WORK/burn.sh"
+}
+
+# submit NAME LOOPS SECONDS [OPTIONS]: a contention-aware job on the
+# shared node, asking for all its CPUs (the arbiter divides what Slurm
+# allocated); prints the job id.
+submit() {
+	local node cpus b
+	node=$(casas_node)
+	cpus=$(node_cpus "$node")
+	b=$(burner)
+	sbatch --parsable -p cosched -w "$node" -n "$cpus" -J "$1" -o "$LWK_WORK/$1.out" \
+		--contention-aware="${4:-event=task-clock,probe=300ms}" --wrap "$b $2 $3"
+}
+
+count() {
+	[ -n "$1" ] || { echo 0; return; }
+	expand_list "$1" | wc -w
+}
+
+expand_list() {
+	local part
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; elif [ -n "$part" ]; then echo "$part"; fi
+	done
+}
+
+assert_disjoint() {
+	local all
+	all=$(for j in "$@"; do expand_list "$(rec_field "$j" dies)"; done)
+	[ "$(wc -w <<<"$all")" = "$(sort -u <<<"$all" | wc -w)" ] ||
+		fail "jobs $* share a die: $(for j in "$@"; do echo "$j: $(rec_field "$j" dies)"; done)"
+}
+
+# Each job's cgroup holds exactly the CPUs its (fetched) record gives it:
+# v2 cpuset.cpus.effective, else the v1 cpuset.
+assert_cgroup_cpus() {
+	local node=$1 j have
+	shift
+	for j in "$@"; do
+		have=$(on_node "$node" bash -c 'cat "/sys/fs/cgroup$1/cpuset.cpus.effective" 2>/dev/null ||
+			cat "/sys/fs/cgroup/cpuset$1/cpuset.cpus"' - "$(rec_field "$j" cgroup)")
+		[ "$have" = "$(rec_field "$j" cpus)" ] ||
+			fail "job $j's cgroup $(rec_field "$j" cgroup) on $node has CPUs $have, its record $(rec_field "$j" cpus)"
+	done
+}
+
+test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
+	local node dies a b da db i log
+	need_split
+	node=$(casas_node)
+	dies=$(node_dies "$node")
+	a=$(submit "$(unique_name wide)" "$(node_cpus "$node")" 300) || fail "sbatch failed"
+	defer scancel "$a"
+	wait_status "$node" placed "$a"
+	b=$(submit "$(unique_name narrow)" 2 300) || fail "sbatch failed"
+	defer scancel "$b"
+	wait_status "$node" placed "$a" "$b"
+	assert_disjoint "$a" "$b"
+	da=$(count "$(rec_field "$a" dies)")
+	db=$(count "$(rec_field "$b" dies)")
+	# Two busy loops fill one die of 2 CPUs; the wide job uses every CPU.
+	[ "$db" = 1 ] && [ "$da" = $((dies - 1)) ] ||
+		fail "dies: wide job $da, narrow job $db of $dies; curves: $(rec_field "$a" ips) / $(rec_field "$b" ips)"
+	[ "$(rec_field "$a" ips | tr ',' '\n' | grep -c .)" -ge 2 ] ||
+		fail "the wide job was probed on fewer than 2 dies: $(rec_field "$a" ips)"
+	assert_cgroup_cpus "$node" "$a" "$b"
+	log=$(slurmd_log "$node")
+	assert_grep "lwk: contention-aware: job $b: probe on 1 die\(s\): " "$log"
+	assert_grep "lwk: contention-aware: job $a: IPS curve 1:" "$log"
+	# The narrow job leaves: the wide one gets the node.
+	scancel "$b"
+	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
+			grep -qx "dies=0-$(($2 - 1))" "$1" && exit 0; sleep 0.25; done; exit 1' \
+		- "$LWK_STATE_DIR/$node/casas/$a" "$dies" ||
+		fail "job $a has not all $dies dies 60 s after job $b left: $(record "$node" "$a")"
+	fetch "$node" "$a"
+	assert_cgroup_cpus "$node" "$a"
+	assert_grep "lwk: job $b on $node: contention-aware: job $b left: re-planning the others" "$log"
+	[ ! -s "$LWK_WORK/rec.$b" ] || fetch "$node" "$b"
+	[ ! -s "$LWK_WORK/rec.$b" ] || fail "job $b's record is still on $node"
+}
+
+test_three_jobs_share_a_node_on_disjoint_dies() {
+	local node j jobs=() names=() n i
+	need_split
+	node=$(casas_node)
+	[ "$(node_dies "$node")" -ge 3 ] || skip "needs three dies or more per node"
+	for n in 1 2 3; do
+		names+=("$(unique_name three)")
+		j=$(submit "${names[-1]}" 2 300 event=task-clock,probe=100ms,max_dies=2) || fail "sbatch failed"
+		defer scancel "$j"
+		jobs+=("$j")
+	done
+	wait_status "$node" placed "${jobs[@]}"
+	for j in "${jobs[@]}"; do
+		n=$(count "$(rec_field "$j" dies)")
+		[ "$n" -ge 1 ] && [ "$n" -le 2 ] || fail "job $j has $n dies (1 to max_dies=2): $(cat "$LWK_WORK/rec.$j")"
+		[ "$(rec_field "$j" ips | tr ',' '\n' | grep -c .)" -le 2 ] ||
+			fail "job $j was probed past max_dies=2: $(rec_field "$j" ips)"
+	done
+	assert_disjoint "${jobs[@]}"
+	assert_cgroup_cpus "$node" "${jobs[@]}"
+	# The tasks saw where they run.
+	for j in "${jobs[@]}"; do
+		scancel "$j"
+	done
+	for i in 0 1 2; do
+		wait_job "${jobs[i]}"
+		assert_grep "^SLURM_CASAS_RECORD=/.*/casas/${jobs[i]}\$" "$LWK_WORK/${names[i]}.out"
+		assert_grep '^SLURM_CASAS_STATUS=probing$' "$LWK_WORK/${names[i]}.out"
+		assert_grep '^SLURM_CASAS_DIES=[0-9]+$' "$LWK_WORK/${names[i]}.out" "held on one die for its probe"
+	done
+}
+
+test_without_counters_the_split_is_equal() {
+	local node a counters
+	need_cosched
+	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
+	node=$(casas_node)
+	# The default event: hardware instructions.
+	a=$(submit "$(unique_name nocount)" 2 300 probe=200ms) || fail "sbatch failed"
+	defer scancel "$a"
+	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
+			grep -q "^status=\(placed\|equal\)$" "$1" 2>/dev/null && exit 0; sleep 0.25; done' \
+		- "$LWK_STATE_DIR/$node/casas/$a"
+	fetch "$node" "$a"
+	counters=$(rec_field "$a" counters)
+	[[ $counters == none:* ]] ||
+		skip "$node counts instructions ($counters): the fallback is for nodes without counters"
+	[ "$(rec_field "$a" status)" = equal ] || fail "not an equal split: $(cat "$LWK_WORK/rec.$a")"
+	# Alone on the node: an equal split of all its dies is all of them.
+	[ "$(count "$(rec_field "$a" dies)")" = "$(node_dies "$node")" ] ||
+		fail "job $a alone has dies $(rec_field "$a" dies): $(cat "$LWK_WORK/rec.$a")"
+	[ "$(rec_field "$a" ips)" = "" ] || fail "a curve without counters: $(cat "$LWK_WORK/rec.$a")"
+	assert_grep "lwk: contention-aware: job $a: cannot count 'instructions' here, the split is equal" \
+		"$(slurmd_log "$node")"
+	assert_cgroup_cpus "$node" "$a"
+}
+
+test_the_probe_counts_a_real_job_with_a_software_event() {
+	local node a ips
+	need_cosched
+	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
+	node=$(casas_node)
+	a=$(submit "$(unique_name count)" 2 300) || fail "sbatch failed"
+	defer scancel "$a"
+	wait_status "$node" placed "$a"
+	ips=$(rec_field "$a" ips)
+	# task-clock: ns of CPU per s.  Two busy loops on one die (or more):
+	# well over one CPU's worth, never more than the CPUs counted.
+	awk -v s="$ips" 'BEGIN { split(s, p, ","); split(p[1], kv, ":");
+		exit !(kv[1] == 1 && kv[2] > 1.2e9 && kv[2] < 2.6e9) }' ||
+		fail "two busy loops on one die counted $ips"
+	if on_node "$node" test -d /sys/fs/cgroup/cpuset; then
+		assert_grep 'per thread, inherited' "$LWK_WORK/rec.$a" "the record on v1"
+	else
+		assert_grep 'per CPU on the job.s cgroup' "$LWK_WORK/rec.$a" "the record on v2"
+	fi
+	assert_cgroup_cpus "$node" "$a"
+}
+
+test_a_crashed_jobs_dies_are_reclaimed() {
+	local node dead=3999999 a
+	need_cosched
+	node=$(casas_node)
+	# What a job killed with its slurmstepd leaves: a record, no process.
+	on_node "$node" mkdir -p "$LWK_STATE_DIR/$node/casas"
+	on_node "$node" bash -c "printf 'job=$dead\nstatus=placed\ncgroup=/nonexistent/job_$dead\nallowed_cpus=0\nallowed_mems=0\ndies=0\ncpus=0\nmems=0\n' \
+		>$LWK_STATE_DIR/$node/casas/$dead"
+	defer on_node "$node" rm -f "$LWK_STATE_DIR/$node/casas/$dead"
+	a=$(submit "$(unique_name reclaim)" 1 1 probe=100ms) || fail "sbatch failed"
+	wait_job "$a"
+	on_node "$node" test ! -e "$LWK_STATE_DIR/$node/casas/$dead" ||
+		fail "the record of gone job $dead is still on $node"
+	assert_grep "lwk: contention-aware: job $dead is gone: its dies return to the others" "$(slurmd_log "$node")"
+}
+
+test_without_job_cgroups_the_job_runs_where_slurm_put_it() {
+	local node a out
+	need_cosched
+	slurm_cgroups && skip "this cluster makes job cgroups (the case without is the host's plain cluster)"
+	node=$(casas_node)
+	out=$(unique_name off)
+	a=$(submit "$out" 1 1) || fail "sbatch failed"
+	wait_job "$a"
+	[ "$job_state" = COMPLETED ] || fail "job $a ended $job_state: $(cat "$LWK_WORK/$out.out")"
+	assert_grep '^SLURM_CASAS_STATUS=off$' "$LWK_WORK/$out.out"
+	assert_grep "lwk: step $a.batch: --contention-aware is off on $node: Slurm made no job cgroup with a cpuset on this node" \
+		"$(slurmd_log "$node")"
+}
