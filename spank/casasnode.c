@@ -735,8 +735,10 @@ int lwk_casas_unhold(const struct lwk_part_roots *r, uint32_t job, bool (*alive)
 		     char *log, size_t loglen)
 {
 	struct lwk_casas_record rec;
+	bool ok = probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen);
 
-	return probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen) ? 0 : -1;
+	bind_memory(r, log, loglen);
+	return ok ? 0 : -1;
 }
 
 /* One job probes at a time on a node: its windows must not see another

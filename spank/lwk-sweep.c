@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "casasnode.h"
 #include "lwkpart.h"
 #include "syncmon_ctl.h"
 
@@ -142,6 +143,10 @@ int main(int argc, char **argv)
 	n = lwk_part_sweep(&r, lwk_part_job_alive, log, sizeof(log));
 	fputs(log, stdout);
 	s = lwk_syncmon_sweep(c.state_dir, node);
+	/* --contention-aware: gone jobs' records dropped, the split re-planned. */
+	log[0] = '\0';
+	lwk_casas_leave(&r, 0, lwk_part_job_alive, log, sizeof(log));
+	fputs(log, stdout);
 	printf("lwk-sweep: %s: %d --lwk partition(s) torn down, %d sampler state(s) removed\n", node,
 	       n, s);
 	return 0;

@@ -56,8 +56,14 @@ fetch() {
 	for j in "$@"; do
 		: >"$LWK_WORK/rec.$j"
 	done
-	on_node "$node" bash -c 'cd "$1" && shift && for j; do echo "@$j"; cat "$j" 2>/dev/null; done; true' \
-		- "$LWK_STATE_DIR/$node/casas" "$@" |
+	# With each record, what the job's cgroup holds now (cgroup_now=):
+	# v2 cpuset.cpus.effective, else the v1 cpuset.
+	on_node "$node" bash -c 'cd "$1" && shift && for j; do
+			echo "@$j"; cat "$j" 2>/dev/null || continue
+			cg=$(sed -n "s/^cgroup=//p" "$j")
+			echo "cgroup_now=$(cat "/sys/fs/cgroup$cg/cpuset.cpus.effective" 2>/dev/null ||
+				cat "/sys/fs/cgroup/cpuset$cg/cpuset.cpus" 2>/dev/null)"
+		done; true' - "$LWK_STATE_DIR/$node/casas" "$@" |
 		awk -v dir="$LWK_WORK" '/^@/ { f = dir "/rec." substr($0, 2); next } { print > f }'
 }
 
@@ -135,16 +141,13 @@ assert_disjoint() {
 		fail "jobs $* share a die: $(for j in "$@"; do echo "$j: $(rec_field "$j" dies)"; done)"
 }
 
-# Each job's cgroup holds exactly the CPUs its (fetched) record gives it:
-# v2 cpuset.cpus.effective, else the v1 cpuset.
+# Each job's cgroup held exactly the CPUs its record gave it when fetched.
 assert_cgroup_cpus() {
-	local node=$1 j have
+	local node=$1 j
 	shift
 	for j in "$@"; do
-		have=$(on_node "$node" bash -c 'cat "/sys/fs/cgroup$1/cpuset.cpus.effective" 2>/dev/null ||
-			cat "/sys/fs/cgroup/cpuset$1/cpuset.cpus"' - "$(rec_field "$j" cgroup)")
-		[ "$have" = "$(rec_field "$j" cpus)" ] ||
-			fail "job $j's cgroup $(rec_field "$j" cgroup) on $node has CPUs $have, its record $(rec_field "$j" cpus)"
+		[ "$(rec_field "$j" cgroup_now)" = "$(rec_field "$j" cpus)" ] ||
+			fail "job $j's cgroup $(rec_field "$j" cgroup) on $node has CPUs $(rec_field "$j" cgroup_now), its record $(rec_field "$j" cpus)"
 	done
 }
 
@@ -153,16 +156,18 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 	need_split
 	node=$(casas_node)
 	dies=$(node_dies "$node")
-	a=$(submit "$(unique_name wide)" "$(node_cpus "$node")" 300) || fail "sbatch failed"
+	# One die's worth of busy loops short of the node: it gains up to
+	# dies - 1, and the narrow job's one die's worth fills the last.
+	a=$(submit "$(unique_name wide)" $(($(node_cpus "$node") - $(node_cpus "$node") / dies)) 300) ||
+		fail "sbatch failed"
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
-	b=$(submit "$(unique_name narrow)" 2 300) || fail "sbatch failed"
+	b=$(submit "$(unique_name narrow)" $(($(node_cpus "$node") / dies)) 300) || fail "sbatch failed"
 	defer scancel "$b"
 	wait_status "$node" placed "$a" "$b"
 	assert_disjoint "$a" "$b"
 	da=$(count "$(rec_field "$a" dies)")
 	db=$(count "$(rec_field "$b" dies)")
-	# Two busy loops fill one die of 2 CPUs; the wide job uses every CPU.
 	[ "$db" = 1 ] && [ "$da" = $((dies - 1)) ] ||
 		fail "dies: wide job $da, narrow job $db of $dies; curves: $(rec_field "$a" ips) / $(rec_field "$b" ips)"
 	[ "$(rec_field "$a" ips | tr ',' '\n' | grep -c .)" -ge 2 ] ||

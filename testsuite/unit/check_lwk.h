@@ -20,6 +20,7 @@ Suite *lwkplan_suite(void);
 Suite *irqaff_suite(void);
 Suite *lwkpart_suite(void);
 Suite *casas_suite(void);
+Suite *casasnode_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* --contention-aware on one node over a temporary tree: the record, the
+ * job's cgroup, arrivals, departures, a crashed job, decisions from
+ * curves written to each job's cgroup tree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "casasnode.h"
+#include "check_lwk.h"
+
+static char err[1024], sysfs[300], cgroot[300], state[300], logbuf[16384];
+static char rec_path[700];
+static struct lwk_part_roots roots;
+
+#define JOBCG "cg/s.slice/n1.scope/job_%u"
+
+/* The guest node: 8 CPUs in 4 dies (0-1, 2-3 on NUMA node 0; 4-5, 6-7 on
+ * node 1), a cgroup v2 tree with Slurm's cgroups of jobs 41, 42, 43. */
+static void node_tree(void)
+{
+	char p[300];
+
+	tree_make("casas");
+	tree_mkdir("cg");
+	tree_put("cg/cgroup.controllers", "cpuset cpu memory\n");
+	for (unsigned int j = 41; j <= 43; j++) {
+		static const char *const dirs[] = { "", "/step_0", "/step_0/user", "/step_0/user/task_0",
+						    NULL };
+
+		for (int d = 0; dirs[d]; d++) {
+			snprintf(p, sizeof(p), JOBCG "%s", j, dirs[d]);
+			tree_mkdir(p);
+			snprintf(p, sizeof(p), JOBCG "%s/cpuset.cpus", j, dirs[d]);
+			tree_put(p, "0-7\n");
+			snprintf(p, sizeof(p), JOBCG "%s/cpuset.mems", j, dirs[d]);
+			tree_put(p, "0-1\n");
+		}
+	}
+	tree_mkdir("state");
+	chmod(tree_root, 0755);
+	snprintf(sysfs, sizeof(sysfs), "%s/guest8", getenv("FIXTURES"));
+	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
+	snprintf(state, sizeof(state), "%s/state", tree_root);
+	roots = (struct lwk_part_roots){ sysfs, "/proc", cgroot, state, "n1", NULL, 0, 0 };
+	logbuf[0] = '\0';
+}
+
+static bool all_alive(uint32_t job)
+{
+	(void)job;
+	return true;
+}
+
+static uint32_t gone_job;
+static bool alive_but_one(uint32_t job)
+{
+	return job != gone_job;
+}
+
+static struct lwk_casas_record arriving(uint32_t job)
+{
+	struct lwk_casas_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock", &r.opts, err,
+					  sizeof(err)),
+			 0);
+	snprintf(r.status, sizeof(r.status), "probing");
+	snprintf(r.cgroup, sizeof(r.cgroup), "/s.slice/n1.scope/job_%u", job);
+	r.allowed_cpus = cpus_of("0-7");
+	r.allowed_mems = cpus_of("0-1");
+	return r;
+}
+
+static struct lwk_casas_record load(uint32_t job)
+{
+	struct lwk_casas_record r;
+
+	ck_assert_int_eq(lwk_casas_load(&roots, job, &r), 1);
+	return r;
+}
+
+static const char *set_text(const struct lwk_cpuset *s)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	lwk_cpulist_format(s, buf[i], sizeof(buf[i]));
+	return buf[i];
+}
+
+static unsigned int ndies(uint32_t job)
+{
+	struct lwk_casas_record r = load(job);
+
+	return lwk_cpuset_count(&r.dies);
+}
+
+static const char *dies_of(uint32_t job)
+{
+	struct lwk_casas_record r = load(job);
+
+	return set_text(&r.dies);
+}
+
+/* Every cgroup of the job holds what its record says. */
+static void assert_cgroup_matches(uint32_t job)
+{
+	struct lwk_casas_record r = load(job);
+	static const char *const dirs[] = { "", "/step_0", "/step_0/user", "/step_0/user/task_0", NULL };
+	char p[300];
+
+	for (int d = 0; dirs[d]; d++) {
+		for (int m = 0; m < 2; m++) {
+			struct lwk_cpuset have;
+			const struct lwk_cpuset *want = m ? &r.mems : &r.cpus;
+
+			snprintf(p, sizeof(p), JOBCG "%s/cpuset.%s", job, dirs[d], m ? "mems" : "cpus");
+			ck_assert_ptr_nonnull(tree_get(p));
+			ck_assert_int_eq(lwk_cpulist_parse(tree_get(p), LWK_MAX_CPUS, &have), 0);
+			ck_assert_msg(lwk_cpuset_equal(&have, want), "%s is '%s', record '%s'", p,
+				      tree_get(p), set_text(want));
+		}
+	}
+}
+
+/* A record as a probe would have left it: curve shape over 1..4 dies. */
+static void put_probed(uint32_t job, const double *rel)
+{
+	struct lwk_casas_record r = load(job);
+	char text[8192], p[300];
+
+	r.probing = 0;
+	r.curve.n = 4;
+	for (int k = 1; k <= 4; k++)
+		r.curve.ips[k] = rel[k - 1] * 1e9;
+	lwk_casas_record_format(&r, text, sizeof(text));
+	snprintf(p, sizeof(p), "state/n1/casas/%u", job);
+	tree_put(p, text);
+}
+
+START_TEST(record_text_reads_back_and_bad_records_are_refused)
+{
+	static const char *const bad[] = {
+		"job=0\nstatus=placed\n", "job=7\nstatus=sleeping\n", "job=7\n",
+		"job=7\nstatus=placed\ncgroup=/a/../b\n", "job=7\nstatus=placed\ncgroup=rel\n",
+		"job=7\nstatus=placed\ndies=0-99999\n", "job=7\nstatus=placed\nips=2:1\n",
+		"job=7\nstatus=placed\noptions=probe=1h\n", "job=7\nstatus=placed\nprobing=x\n",
+		"job=-7\nstatus=placed\n", "no equals\n", NULL
+	};
+	struct lwk_casas_record a = arriving(7), b;
+	char text[8192];
+
+	a.dies = cpus_of("1,3");
+	a.cpus = cpus_of("2-3,6-7");
+	a.curve.n = 2;
+	a.curve.ips[1] = 1e9;
+	a.curve.ips[2] = 1.5e9;
+	snprintf(a.why, sizeof(a.why), "line\nbreak");
+	lwk_casas_record_format(&a, text, sizeof(text));
+	ck_assert_int_eq(lwk_casas_record_parse(text, &b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(b.job, 7);
+	ck_assert_str_eq(b.status, "probing");
+	ck_assert_str_eq(b.cgroup, a.cgroup);
+	ck_assert_str_eq(set_text(&b.dies), "1,3");
+	ck_assert_str_eq(set_text(&b.cpus), "2-3,6-7");
+	ck_assert_uint_eq(b.curve.n, 2);
+	ck_assert_str_eq(b.why, "line break"); /* one line in the file */
+	ck_assert_str_eq(b.opts.event, "task-clock");
+	for (int i = 0; bad[i]; i++)
+		ck_assert_msg(lwk_casas_record_parse(bad[i], &b, err, sizeof(err)) == -1 &&
+				      !strncmp(err, "lwk: ", 5),
+			      "accepted '%s'", bad[i]);
+}
+END_TEST
+
+START_TEST(the_jobs_cgroup_is_found_in_proc_cgroup)
+{
+	char path[768];
+
+	ck_assert_int_eq(lwk_casas_job_cgroup("0::/system.slice/n2_slurmstepd.scope/job_42/step_0/user/task_1\n",
+					      42, path, sizeof(path)),
+			 0);
+	ck_assert_str_eq(path, "/system.slice/n2_slurmstepd.scope/job_42");
+	/* v1: the cpuset line, whatever else the hierarchy holds. */
+	ck_assert_int_eq(lwk_casas_job_cgroup("12:memory:/slurm_n1/uid_0/job_42/step_batch\n"
+					      "4:cpuset,cpu:/slurm_n1/uid_0/job_42/step_batch\n"
+					      "0::/init.scope\n",
+					      42, path, sizeof(path)),
+			 0);
+	ck_assert_str_eq(path, "/slurm_n1/uid_0/job_42");
+	/* Not another job's, not a prefix of one. */
+	ck_assert_int_eq(lwk_casas_job_cgroup("0::/s/job_420/step_0\n", 42, path, sizeof(path)), -1);
+	ck_assert_int_eq(lwk_casas_job_cgroup("0::/s/job_43/step_0\n", 42, path, sizeof(path)), -1);
+	ck_assert_int_eq(lwk_casas_job_cgroup("3:memory:/s/job_42\n", 42, path, sizeof(path)), -1);
+	ck_assert_int_eq(lwk_casas_job_cgroup("", 42, path, sizeof(path)), -1);
+}
+END_TEST
+
+START_TEST(arrivals_departures_and_a_crash_move_dies_between_jobs)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), c = arriving(43), r;
+
+	node_tree();
+	/* The first job is held on one die for its probe, the node's first. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(a.status, "probing");
+	ck_assert_str_eq(set_text(&a.dies), "0");
+	assert_cgroup_matches(41);
+	/* A second step of the same job finds the record. */
+	r = arriving(41);
+	ck_assert_int_eq(lwk_casas_join(&roots, &r, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 0);
+	ck_assert_str_eq(set_text(&r.dies), "0");
+	/* No counters: no curve, an equal split; alone, all four dies. */
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_eq(r.status, "equal");
+	ck_assert_str_eq(set_text(&r.dies), "0-3");
+	assert_cgroup_matches(41);
+	/* A second job: held on one die, the first keeps the rest. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(lwk_cpuset_count(&b.dies), 1);
+	ck_assert_uint_eq(ndies(41), 3);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(ndies(41), 2);
+	ck_assert_uint_eq(ndies(42), 2);
+	assert_cgroup_matches(41);
+	assert_cgroup_matches(42);
+	/* Curves decide: 41 scales, 42 does not. */
+	{
+		static const double scales[] = { 1, 2, 3, 4 }, flat[] = { 1, 1.01, 1.01, 1.01 };
+
+		put_probed(41, scales);
+		put_probed(42, flat);
+	}
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_eq(r.status, "placed");
+	ck_assert_uint_eq(lwk_cpuset_count(&r.dies), 3);
+	ck_assert_uint_eq(ndies(42), 1);
+	assert_cgroup_matches(41);
+	assert_cgroup_matches(42);
+	/* Job 42 leaves: 41 gets the node. */
+	ck_assert_int_eq(lwk_casas_leave(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 1);
+	ck_assert_int_eq(lwk_casas_load(&roots, 42, &r), 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	assert_cgroup_matches(41);
+	/* Job 43 arrives, then its slurmstepd is killed: the next re-plan
+	 * (here a sweep) drops it and 41 gets its die back. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &c, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(ndies(41), 3);
+	gone_job = 43;
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, alive_but_one, logbuf, sizeof(logbuf)), 0);
+	ck_assert_int_eq(lwk_casas_load(&roots, 43, &r), 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	ck_assert_ptr_nonnull(strstr(logbuf, "job 43 is gone: its dies return to the others"));
+	/* The record is for the job's user to read. */
+	{
+		struct stat st;
+
+		snprintf(rec_path, sizeof(rec_path), "%s/n1/casas/41", state);
+		ck_assert_int_eq(stat(rec_path, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 0777, 0644);
+	}
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
+{
+	struct lwk_casas_record a = arriving(41), off = arriving(42), r;
+
+	node_tree();
+	snprintf(off.status, sizeof(off.status), "off");
+	snprintf(off.why, sizeof(off.why), "no job cgroup");
+	off.cgroup[0] = '\0';
+	ck_assert_int_eq(lwk_casas_join(&roots, &off, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(off.status, "off");
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	/* The job that is off takes no die from the others. */
+	ck_assert_str_eq(dies_of(41), "0-3");
+	r = load(42);
+	ck_assert_str_eq(r.status, "off");
+	ck_assert_uint_eq(lwk_cpuset_count(&r.dies), 0);
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/cpuset.cpus"), "0-7\n");
+	tree_remove();
+}
+END_TEST
+
+Suite *casasnode_suite(void)
+{
+	Suite *s = suite_create("casasnode");
+	TCase *tc = tcase_create("node");
+
+	tcase_add_test(tc, record_text_reads_back_and_bad_records_are_refused);
+	tcase_add_test(tc, the_jobs_cgroup_is_found_in_proc_cgroup);
+	/* The state directories must be root's: as anyone else these
+	 * could only fail. */
+	if (geteuid() != 0) {
+		printf("SKIP: casasnode: needs root (root-owned state)\n");
+	} else {
+		tcase_add_test(tc, arrivals_departures_and_a_crash_move_dies_between_jobs);
+		tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
+	}
+	suite_add_tcase(s, tc);
+	return s;
+}
