@@ -327,6 +327,24 @@ static int best_die(const struct lwk_topology *t, const struct lwk_cpuset *cand,
 	return pick;
 }
 
+/* Move the best dies of cand (one at a time: each pick changes what
+ * is best) into mine until it holds want; taken dies leave free too. */
+static void take(const struct lwk_topology *t, struct lwk_cpuset *cand,
+		 struct lwk_cpuset *free_dies, struct lwk_cpuset *mine, unsigned int *have,
+		 unsigned int want)
+{
+	while (*have < want) {
+		int d = best_die(t, cand, mine, want - *have);
+
+		if (d < 0)
+			return;
+		lwk_cpuset_set(mine, (unsigned int)d);
+		cand->bits[d / 64] &= ~(1ULL << (d % 64));
+		free_dies->bits[d / 64] &= ~(1ULL << (d % 64));
+		(*have)++;
+	}
+}
+
 void lwk_casas_place(const struct lwk_topology *t, const struct lwk_casas_job *jobs,
 		     unsigned int n, const unsigned int *count, struct lwk_cpuset *out)
 {
@@ -346,16 +364,7 @@ void lwk_casas_place(const struct lwk_topology *t, const struct lwk_casas_job *j
 		have[i] = 0;
 		lwk_cpuset_and(&keep, &jobs[i].allowed);
 		lwk_cpuset_and(&keep, &free_dies);
-		while (have[i] < count[i]) {
-			int d = best_die(t, &keep, &out[i], count[i] - have[i]);
-
-			if (d < 0)
-				break;
-			lwk_cpuset_set(&out[i], (unsigned int)d);
-			keep.bits[d / 64] &= ~(1ULL << (d % 64));
-			free_dies.bits[d / 64] &= ~(1ULL << (d % 64));
-			have[i]++;
-		}
+		take(t, &keep, &free_dies, &out[i], &have[i], count[i]);
 	}
 	/* Then fill: the largest need first, the most constrained first
 	 * among equals, so that the small ones fit in the gaps. */
@@ -378,16 +387,7 @@ void lwk_casas_place(const struct lwk_topology *t, const struct lwk_casas_job *j
 		struct lwk_cpuset cand = free_dies;
 
 		lwk_cpuset_and(&cand, &jobs[i].allowed);
-		while (have[i] < count[i]) {
-			int d = best_die(t, &cand, &out[i], count[i] - have[i]);
-
-			if (d < 0)
-				break;
-			lwk_cpuset_set(&out[i], (unsigned int)d);
-			cand.bits[d / 64] &= ~(1ULL << (d % 64));
-			free_dies.bits[d / 64] &= ~(1ULL << (d % 64));
-			have[i]++;
-		}
+		take(t, &cand, &free_dies, &out[i], &have[i], count[i]);
 	}
 }
 

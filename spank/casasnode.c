@@ -22,23 +22,7 @@
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
-/* Append one line to log (what the glue sends to the slurmd log). */
-static void say(char *log, size_t loglen, const char *fmt, ...)
-{
-	size_t used = log ? strlen(log) : 0;
-	va_list ap;
-
-	if (!log || used + 1 >= loglen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(log + used, loglen - used, fmt, ap);
-	va_end(ap);
-	used = strlen(log);
-	if (used + 1 < loglen) {
-		log[used] = '\n';
-		log[used + 1] = '\0';
-	}
-}
+#define say lwk_log_append
 
 /* ---- the record's text ---------------------------------------------------- */
 

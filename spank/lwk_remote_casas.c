@@ -80,11 +80,16 @@ static int allocation(spank_t sp, struct lwk_casas_record *r, char *err, size_t 
 void lwk_remote_casas_setup(spank_t sp, const char *step)
 {
 	char text[8192], err[512], log[8192] = "";
-	uint32_t job = 0;
+	uint32_t job = 0, stepid = 0;
 	FILE *f;
 	size_t n;
 	int rc;
 
+	/* The extern step (PrologFlags=contain) runs no task of the job:
+	 * it would hold the job on one die for a probe that never starts. */
+	if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
+	    stepid == SLURM_EXTERN_CONT)
+		return;
 	lwk_node_name(node, sizeof(node));
 	lwk_part_roots_of(&roots, node);
 	spank_get_item(sp, S_JOB_ID, &job);

@@ -337,7 +337,7 @@ static int append_state(const struct lwk_part_roots *r, uint32_t job, const char
 	return 0;
 }
 
-static void logf_(char *log, size_t loglen, const char *fmt, ...)
+void lwk_log_append(char *log, size_t loglen, const char *fmt, ...)
 {
 	size_t o = log && loglen ? strlen(log) : 0;
 	va_list ap;
@@ -488,10 +488,10 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 			snprintf(dir, sizeof(dir), "%s%s%s", cg.root,
 				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "", cg.path);
 			if (clear_tree(dir) > 0)
-				logf_(log, loglen, "killed what was left in %s", cg.path);
+				lwk_log_append(log, loglen, "killed what was left in %s", cg.path);
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
-			logf_(log, loglen, "%s", err);
+			lwk_log_append(log, loglen, "%s", err);
 			keep(k, true, "cgroup %s\n", paths[i]);
 			rc = -1;
 		}
@@ -546,7 +546,7 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 					killed = clear_tree(dir);
 					left |= killed < 0;
 					if (killed > 0)
-						logf_(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
+						lwk_log_append(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
 						      killed, path);
 				}
 				if (left)
@@ -570,7 +570,7 @@ static void parse_lenient(const char *state, struct lwk_part *p, char *log, size
 
 	if (lwk_part_parse(state, p, err, sizeof(err)) == 0)
 		return;
-	logf_(log, loglen, "%s (reading the rest line by line)", err);
+	lwk_log_append(log, loglen, "%s (reading the rest line by line)", err);
 	memset(p, 0, sizeof(*p));
 	for (int n = 0; n < LWK_MAX_NUMA; n++)
 		p->huge_before[n] = -1;
@@ -663,10 +663,10 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 		char out[2048];
 
 		if (lwk_mck_shutdown(r->mck_prefix, out, sizeof(out))) {
-			logf_(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
+			lwk_log_append(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
 			keep(k, true, "mck booted\n");
 		} else {
-			logf_(log, loglen, "McKernel stopped, its CPUs and memory released");
+			lwk_log_append(log, loglen, "McKernel stopped, its CPUs and memory released");
 		}
 	}
 	for (int n = 0; n < LWK_MAX_NUMA; n++) {
@@ -687,10 +687,10 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 		if (!h.added)
 			continue;
 		if (lwk_hugepages_release(r->sysfs, &h, err, sizeof(err))) {
-			logf_(log, loglen, "%s", err);
+			lwk_log_append(log, loglen, "%s", err);
 			keep(k, true, "huge %d %ld %ld\n", n, h.added, h.added);
 		} else {
-			logf_(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
+			lwk_log_append(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
 			      h.page_kb, n);
 		}
 	}
@@ -714,7 +714,7 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 	if (o) {
 		/* Not tried again: an IRQ gone or refused stays so. */
 		left = lwk_irq_restore(r->proc, irqs, err, sizeof(err));
-		logf_(log, loglen, "restored the affinity of the IRQs moved%s%s%s",
+		lwk_log_append(log, loglen, "restored the affinity of the IRQs moved%s%s%s",
 		      left ? " (not all: gone, refused or torn lines" : "", left && err[0] ? "; " : "",
 		      left ? (err[0] ? err : ")") : "");
 	}
@@ -770,7 +770,7 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0; /* no --lwk here: one failed open() */
-		logf_(log, loglen, "%s", err);
+		lwk_log_append(log, loglen, "%s", err);
 		return -1;
 	}
 	nfd = lwk_node_lock(r->state_root);
@@ -780,7 +780,7 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 		close(fd);
 		if (nfd >= 0)
 			close(nfd);
-		logf_(log, loglen, "cannot read the state of job %" PRIu32 " (not root's only?)", job);
+		lwk_log_append(log, loglen, "cannot read the state of job %" PRIu32 " (not root's only?)", job);
 		return -1;
 	}
 	{
@@ -801,7 +801,7 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 		if (rc == 0)
 			remove_state(r, job);
 		else if (rewrite_state(r, job, k.text))
-			logf_(log, loglen, "cannot rewrite the state of job %" PRIu32, job);
+			lwk_log_append(log, loglen, "cannot rewrite the state of job %" PRIu32, job);
 		free(k.text);
 	}
 	free(state);
@@ -1111,7 +1111,7 @@ int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), 
 			continue;
 		if (lwk_part_teardown(r, jobs[i], one, sizeof(one)) != 0)
 			swept++;
-		logf_(log, loglen, "lwk: swept job %" PRIu32 ": %s", jobs[i],
+		lwk_log_append(log, loglen, "lwk: swept job %" PRIu32 ": %s", jobs[i],
 		      one[0] ? one : "nothing to undo");
 	}
 	return swept;

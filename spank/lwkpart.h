@@ -114,6 +114,10 @@ int lwk_part_teardown(const struct lwk_part_roots *r, uint32_t job, char *log, s
 int lwk_part_sweep(const struct lwk_part_roots *r, bool (*alive)(uint32_t job), char *log,
 		   size_t loglen);
 
+/* Append one line (fmt, no newline) to a log buffer, cut at loglen. */
+void lwk_log_append(char *log, size_t loglen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The node's lock (<state_root>/.node.lock), taken, blocking: what the
  * node shares between jobs (IRQs, hugepages, IHK, the contention-aware
  * die split) changes under it.  The fd to close, or -1. */

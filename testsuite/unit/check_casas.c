@@ -10,15 +10,6 @@
 
 static char err[1024];
 
-static const char *fmt_set(const struct lwk_cpuset *s)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	lwk_cpulist_format(s, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
 
 /* Relative IPS on 1..n dies. */
 static void curve_of(struct lwk_casas_curve *c, const double *rel, unsigned int n)
@@ -322,25 +313,25 @@ START_TEST(dies_come_only_from_what_slurm_allocated_and_moves_are_few)
 	job_init(&jobs[1], 2, t);
 	jobs[0].allowed = cpus_of("6-7");
 	lwk_casas_place(t, jobs, 2, count, out);
-	ck_assert_str_eq(fmt_set(&out[0]), "6-7");
+	ck_assert_str_eq(cpus_text(&out[0]), "6-7");
 	assert_disjoint(out, 2);
 	ck_assert_uint_eq(lwk_cpuset_count(&out[1]), 4);
 	/* Fewer dies than asked when the allowed ones are gone: never more. */
 	count[0] = 3;
 	lwk_casas_place(t, jobs, 2, count, out);
-	ck_assert_str_eq(fmt_set(&out[0]), "6-7");
+	ck_assert_str_eq(cpus_text(&out[0]), "6-7");
 	/* A job keeps the dies it has when its count stays. */
 	jobs[0].allowed = cpus_of("0-7");
 	jobs[0].current = cpus_of("3,5");
 	jobs[1].current = cpus_of("0-2,4");
 	count[0] = 2;
 	lwk_casas_place(t, jobs, 2, count, out);
-	ck_assert_str_eq(fmt_set(&out[0]), "3,5");
-	ck_assert_str_eq(fmt_set(&out[1]), "0-2,4");
+	ck_assert_str_eq(cpus_text(&out[0]), "3,5");
+	ck_assert_str_eq(cpus_text(&out[1]), "0-2,4");
 	/* A job that shrinks keeps part of what it had. */
 	count[1] = 2;
 	lwk_casas_place(t, jobs, 2, count, out);
-	ck_assert_str_eq(fmt_set(&out[0]), "3,5");
+	ck_assert_str_eq(cpus_text(&out[0]), "3,5");
 	ck_assert_uint_eq(lwk_cpuset_count(&out[1]), 2);
 	{
 		struct lwk_cpuset was = cpus_of("0-2,4");
@@ -358,10 +349,10 @@ START_TEST(whole_dies_of_an_allocation)
 	struct lwk_cpuset cpus = cpus_of("0-3,5"), dies, back, mems;
 
 	lwk_casas_whole_dies(t, &cpus, &dies);
-	ck_assert_str_eq(fmt_set(&dies), "0-1");
+	ck_assert_str_eq(cpus_text(&dies), "0-1");
 	lwk_casas_dies_cpus(t, &dies, &back, &mems);
-	ck_assert_str_eq(fmt_set(&back), "0-3");
-	ck_assert_str_eq(fmt_set(&mems), "0");
+	ck_assert_str_eq(cpus_text(&back), "0-3");
+	ck_assert_str_eq(cpus_text(&mems), "0");
 	lwk_topology_free(t);
 }
 END_TEST

@@ -84,15 +84,6 @@ static struct lwk_casas_record load(uint32_t job)
 	return r;
 }
 
-static const char *set_text(const struct lwk_cpuset *s)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	lwk_cpulist_format(s, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
 
 static unsigned int ndies(uint32_t job)
 {
@@ -105,7 +96,7 @@ static const char *dies_of(uint32_t job)
 {
 	struct lwk_casas_record r = load(job);
 
-	return set_text(&r.dies);
+	return cpus_text(&r.dies);
 }
 
 /* Every cgroup of the job holds what its record says. */
@@ -124,7 +115,7 @@ static void assert_cgroup_matches(uint32_t job)
 			ck_assert_ptr_nonnull(tree_get(p));
 			ck_assert_int_eq(lwk_cpulist_parse(tree_get(p), LWK_MAX_CPUS, &have), 0);
 			ck_assert_msg(lwk_cpuset_equal(&have, want), "%s is '%s', record '%s'", p,
-				      tree_get(p), set_text(want));
+				      tree_get(p), cpus_text(want));
 		}
 	}
 }
@@ -167,8 +158,8 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 	ck_assert_uint_eq(b.job, 7);
 	ck_assert_str_eq(b.status, "probing");
 	ck_assert_str_eq(b.cgroup, a.cgroup);
-	ck_assert_str_eq(set_text(&b.dies), "1,3");
-	ck_assert_str_eq(set_text(&b.cpus), "2-3,6-7");
+	ck_assert_str_eq(cpus_text(&b.dies), "1,3");
+	ck_assert_str_eq(cpus_text(&b.cpus), "2-3,6-7");
 	ck_assert_uint_eq(b.curve.n, 2);
 	ck_assert_str_eq(b.why, "line break"); /* one line in the file */
 	ck_assert_str_eq(b.opts.event, "task-clock");
@@ -212,19 +203,19 @@ START_TEST(arrivals_departures_and_a_crash_move_dies_between_jobs)
 					sizeof(err)),
 			 1);
 	ck_assert_str_eq(a.status, "probing");
-	ck_assert_str_eq(set_text(&a.dies), "0");
+	ck_assert_str_eq(cpus_text(&a.dies), "0");
 	assert_cgroup_matches(41);
 	/* A second step of the same job finds the record. */
 	r = arriving(41);
 	ck_assert_int_eq(lwk_casas_join(&roots, &r, all_alive, logbuf, sizeof(logbuf), err,
 					sizeof(err)),
 			 0);
-	ck_assert_str_eq(set_text(&r.dies), "0");
+	ck_assert_str_eq(cpus_text(&r.dies), "0");
 	/* No counters: no curve, an equal split; alone, all four dies. */
 	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
 	r = load(41);
 	ck_assert_str_eq(r.status, "equal");
-	ck_assert_str_eq(set_text(&r.dies), "0-3");
+	ck_assert_str_eq(cpus_text(&r.dies), "0-3");
 	assert_cgroup_matches(41);
 	/* A second job: held on one die, the first keeps the rest. */
 	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,

@@ -32,6 +32,8 @@ void tree_remove(void);
 /* An --lwk option value parsed (the test fails on a refusal), a cpulist. */
 struct lwk_opts opts_of(const char *arg);
 struct lwk_cpuset cpus_of(const char *list);
+/* A set as a cpulist, in one of 4 rotating buffers. */
+const char *cpus_text(const struct lwk_cpuset *s);
 /* A topology fixture (testsuite/fixtures/mkfixture.sh) by machine name. */
 struct lwk_topology;
 struct lwk_topology *fixture_load(const char *machine);

@@ -84,6 +84,16 @@ struct lwk_opts opts_of(const char *arg)
 	return o;
 }
 
+const char *cpus_text(const struct lwk_cpuset *s)
+{
+	static char buf[4][1024];
+	static int i;
+
+	i = (i + 1) % 4;
+	lwk_cpulist_format(s, buf[i], sizeof(buf[i]));
+	return buf[i];
+}
+
 struct lwk_cpuset cpus_of(const char *list)
 {
 	struct lwk_cpuset s;
