@@ -161,57 +161,56 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 
 /* ---- where things are ----------------------------------------------------- */
 
+/* The path of line (text after the second ':'), cut after "/job_<job>"
+ * when it names that job: its length, or 0. */
+static size_t job_prefix(const char *path, size_t n, const char *want)
+{
+	size_t wl = strlen(want);
+
+	for (size_t h = 0; h + wl <= n; h++)
+		if (!strncmp(path + h, want, wl) && (h + wl == n || path[h + wl] == '/'))
+			return h + wl;
+	return 0;
+}
+
 int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len)
 {
 	char want[32];
 	const char *p = proc_cgroup;
-	int found = 0;
+	int best = 0; /* 3: v2 or v1 cpuset line; 1: another v1 line */
 
 	snprintf(want, sizeof(want), "/job_%u", job);
 	while (*p) {
-		size_t n = strcspn(p, "\n");
-		const char *c1 = memchr(p, ':', n), *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - p)) : NULL;
+		size_t n = strcspn(p, "\n"), plen;
+		const char *c1 = memchr(p, ':', n);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - p)) : NULL;
 
-		if (c2) {
-			/* v2 "0::/path", or a v1 line whose controllers list cpuset */
-			size_t clen = (size_t)(c2 - c1 - 1);
-			bool v2 = clen == 0 && c1 == p + 1 && p[0] == '0';
+		if (c2 && (plen = job_prefix(c2 + 1, (size_t)(p + n - c2 - 1), want)) && plen < len) {
+			/* v2 "0::/path"; v1 "N:ctrl,ctrl:/path".  Slurm uses one
+			 * path in every v1 hierarchy, and slurmstepd may not be in
+			 * the cpuset one yet when the step starts: any v1 line
+			 * will do, the cpuset one is best. */
+			bool v2 = c1 == p + 1 && p[0] == '0' && c2 == c1 + 1;
 			bool cpuset = false;
+			int rank;
 
 			for (const char *c = c1 + 1; c < c2;) {
 				size_t w = strcspn(c, ",:");
 
 				if (w == 6 && !strncmp(c, "cpuset", 6))
 					cpuset = true;
-				c += w + (c[w] == ',');
-				if (c[-1] == ':' || w == 0)
-					break;
+				c += w + 1;
 			}
-			if (v2 || cpuset) {
-				const char *start = c2 + 1, *end = p + n;
-
-				for (const char *h = start; h < end; h++) {
-					size_t wl = strlen(want);
-
-					if ((size_t)(end - h) >= wl && !strncmp(h, want, wl) &&
-					    (h + wl == end || h[wl] == '/')) {
-						size_t plen = (size_t)(h + wl - start);
-
-						if (plen < len && (cpuset || !found)) {
-							memcpy(path, start, plen);
-							path[plen] = '\0';
-							found = cpuset ? 2 : 1;
-						}
-						break;
-					}
-				}
+			rank = v2 || cpuset ? 3 : 1;
+			if (rank > best) {
+				memcpy(path, c2 + 1, plen);
+				path[plen] = '\0';
+				best = rank;
 			}
 		}
 		p += n + (p[n] == '\n');
-		if (found == 2)
-			break;
 	}
-	return found ? 0 : -1;
+	return best ? 0 : -1;
 }
 
 static void casas_dir(const struct lwk_part_roots *r, char *buf, size_t len)
@@ -766,6 +765,7 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 	char err[512], counters[256];
 	unsigned int most;
 	int lock, rc = 0;
+	bool per_thread = lwk_cgroup_detect(r->cgroup_root) != LWK_CGROUP_V2;
 
 	if (!c)
 		return -1;
@@ -789,6 +789,9 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 	if (rec.opts.max_dies && rec.opts.max_dies < most)
 		most = (unsigned int)rec.opts.max_dies;
 	lwk_topology_free(t);
+	/* A job is measured once it runs: its first window would otherwise
+	 * see it start its processes (the paper assumes steady behaviour). */
+	nap(rec.opts.probe, stop);
 	if (open_counter(r, &rec, c, &ev, err, sizeof(err))) {
 		snprintf(counters, sizeof(counters), "none: %.240s", err);
 		say(log, loglen, "lwk: contention-aware: job %u: cannot count '%s' here, the split is equal: %s",
@@ -801,11 +804,7 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 	}
 	snprintf(counters, sizeof(counters), "%s (%s, %s)", ev.name,
 		 ev.type == 0 ? "hardware" : ev.type == 1 ? "software" : "raw",
-		 c->n && lwk_cgroup_detect(r->cgroup_root) == LWK_CGROUP_V2 ? "per CPU on the job's cgroup"
-									    : "per thread, inherited");
-	/* A job is measured once it runs: its first window would otherwise
-	 * see it start its threads (the paper assumes steady behaviour). */
-	nap(rec.opts.probe, stop);
+		 per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
 	for (unsigned int k = 1; k <= most; k++) {
 		struct lwk_perf_reading a, b;
 		double t0, t1, ips;
@@ -823,6 +822,13 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 		/* Let its threads spread over the new dies first. */
 		if (!nap(rec.opts.probe / 2 > 50000 ? rec.opts.probe / 2 : 50000, stop))
 			break;
+		/* Per thread: the threads of now (inherit covers what they
+		 * start; processes started by others since would be missed). */
+		if (per_thread && k > 1) {
+			lwk_perf_close(c);
+			if (open_counter(r, &rec, c, &ev, err, sizeof(err)))
+				break;
+		}
 		if (lwk_perf_read(c, &a))
 			break;
 		t0 = now_s();

@@ -56,8 +56,9 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 			   size_t errlen);
 
 /* The job's cgroup in /proc/<pid>/cgroup text: v2 "0::/a/job_7/step_0"
- * or the v1 cpuset line, cut after "/job_<job>".  0 (path below the
- * hierarchy's root), or -1 when the job has no cgroup there. */
+ * or a v1 line (the cpuset one first: Slurm uses one path in every v1
+ * hierarchy), cut after "/job_<job>".  0 (path below the hierarchy's
+ * root), or -1 when the job has no cgroup there. */
 int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len);
 
 /* <state_root>/<node>/casas/<job> */

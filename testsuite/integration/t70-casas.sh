@@ -18,9 +18,12 @@ need_cosched() {
 		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
 }
 
-# The node's NodeType line from lwk-topology, asked once per run.
+# The node's NodeType line from lwk-topology (installed on the guests;
+# the build tree's on the host), asked once per run.
 node_type() {
-	[ -s "$LWK_WORK/type.$1" ] || on_node "$1" lwk-topology --format conf >"$LWK_WORK/type.$1"
+	local tool=lwk-topology
+	command -v lwk-topology >/dev/null || tool=$top/lwk-topology
+	[ -s "$LWK_WORK/type.$1" ] || on_node "$1" "$tool" --format conf >"$LWK_WORK/type.$1"
 	cat "$LWK_WORK/type.$1"
 }
 
@@ -234,6 +237,7 @@ test_without_counters_the_split_is_equal() {
 		- "$LWK_STATE_DIR/$node/casas/$a"
 	fetch "$node" "$a"
 	counters=$(rec_field "$a" counters)
+	[ -n "$counters" ] || fail "the probe did not say what it counted: $(cat "$LWK_WORK/rec.$a")"
 	[[ $counters == none:* ]] ||
 		skip "$node counts instructions ($counters): the fallback is for nodes without counters"
 	[ "$(rec_field "$a" status)" = equal ] || fail "not an equal split: $(cat "$LWK_WORK/rec.$a")"
@@ -255,10 +259,12 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
 	ips=$(rec_field "$a" ips)
-	# task-clock: ns of CPU per s.  Two busy loops on one die (or more):
-	# well over one CPU's worth, never more than the CPUs counted.
+	# task-clock: ns of CPU per s.  The loops are children of the batch
+	# shell, which only waits: more than half a CPU counted means the
+	# children were (the host's own load takes the rest); never more
+	# than the die's CPUs.
 	awk -v s="$ips" 'BEGIN { split(s, p, ","); split(p[1], kv, ":");
-		exit !(kv[1] == 1 && kv[2] > 1.2e9 && kv[2] < 2.6e9) }' ||
+		exit !(kv[1] == 1 && kv[2] > 0.5e9 && kv[2] < 2.6e9) }' ||
 		fail "two busy loops on one die counted $ips"
 	if on_node "$node" test -d /sys/fs/cgroup/cpuset; then
 		assert_grep 'per thread, inherited' "$LWK_WORK/rec.$a" "the record on v1"
@@ -281,7 +287,8 @@ test_a_crashed_jobs_dies_are_reclaimed() {
 	wait_job "$a"
 	on_node "$node" test ! -e "$LWK_STATE_DIR/$node/casas/$dead" ||
 		fail "the record of gone job $dead is still on $node"
-	assert_grep "lwk: contention-aware: job $dead is gone: its dies return to the others" "$(slurmd_log "$node")"
+	# From this job's step, or from the epilog of one that just ended.
+	assert_grep "contention-aware: job $dead is gone: its dies return to the others" "$(slurmd_log "$node")"
 }
 
 test_without_job_cgroups_the_job_runs_where_slurm_put_it() {

@@ -188,7 +188,12 @@ START_TEST(the_jobs_cgroup_is_found_in_proc_cgroup)
 	/* Not another job's, not a prefix of one. */
 	ck_assert_int_eq(lwk_casas_job_cgroup("0::/s/job_420/step_0\n", 42, path, sizeof(path)), -1);
 	ck_assert_int_eq(lwk_casas_job_cgroup("0::/s/job_43/step_0\n", 42, path, sizeof(path)), -1);
-	ck_assert_int_eq(lwk_casas_job_cgroup("3:memory:/s/job_42\n", 42, path, sizeof(path)), -1);
+	/* v1 before slurmstepd joined the cpuset hierarchy: the same path
+	 * from another one. */
+	ck_assert_int_eq(lwk_casas_job_cgroup("4:cpuset:/\n3:freezer:/slurm_n1/uid_0/job_42/step_0\n",
+					      42, path, sizeof(path)),
+			 0);
+	ck_assert_str_eq(path, "/slurm_n1/uid_0/job_42");
 	ck_assert_int_eq(lwk_casas_job_cgroup("", 42, path, sizeof(path)), -1);
 }
 END_TEST
