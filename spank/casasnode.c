@@ -380,10 +380,10 @@ static void set_text(char *out, size_t len, const struct lwk_cpuset *s)
 /*
  * The split of every contention-aware job on the node, under the node
  * lock.  Gone jobs are dropped first.  Each job's record gets its dies;
- * its cgroup is rewritten where they changed (or always, with force).
+ * its cgroup's CPUs are rewritten where they changed.
  */
-static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t), bool force,
-			 char *log, size_t loglen)
+static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t), char *log,
+			 size_t loglen)
 {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
 	struct lwk_casas_record *recs = NULL;
@@ -415,7 +415,16 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		char path[4200];
 
 		if (lwk_casas_load(r, ids[i], rec) != 1) {
-			say(log, loglen, "lwk: contention-aware: the record of job %u is unreadable", ids[i]);
+			/* Root writes records whole (rename): only a damaged
+			 * disk or a hand gets here.  Kept while its job runs. */
+			bool gone = alive && !alive(ids[i]);
+
+			if (gone) {
+				lwk_casas_record_path(r, ids[i], path, sizeof(path));
+				unlink(path);
+			}
+			say(log, loglen, "lwk: contention-aware: the record of job %u is unreadable%s", ids[i],
+			    gone ? "; its job is gone: removed" : "");
 			continue;
 		}
 		if (alive && !alive(ids[i])) {
@@ -493,12 +502,13 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			cpus = rec->allowed_cpus;
 			mems = rec->allowed_mems;
 		}
-		if (force || !lwk_cpuset_equal(&cpus, &rec->cpus)) {
-			if (apply(r, rec, false, &cpus, err, sizeof(err))) {
-				say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
-				rc = -1;
-				continue;
-			}
+		/* A cgroup not there yet (v1: Slurm makes the step's cpuset
+		 * after the step starts) gets its CPUs from the record when the
+		 * step's tasks start (lwk_casas_reapply): the decision stands. */
+		if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
+		    apply(r, rec, false, &cpus, err, sizeof(err))) {
+			say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
+			rc = -1;
 		}
 		rec->dies = split ? out[k] : (struct lwk_cpuset){ { 0 } };
 		rec->cpus = cpus;
@@ -558,7 +568,7 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		close(nfd);
 		return -1;
 	}
-	replan_locked(r, alive, false, log, loglen);
+	replan_locked(r, alive, log, loglen);
 	lwk_casas_load(r, rec->job, rec);
 	close(nfd);
 	bind_memory(r, log, loglen);
@@ -600,7 +610,7 @@ int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(
 		if (had)
 			say(log, loglen, "lwk: contention-aware: job %u left: re-planning the others", job);
 	}
-	replan_locked(r, alive, false, log, loglen);
+	replan_locked(r, alive, log, loglen);
 	close(nfd);
 	bind_memory(r, log, loglen);
 	return had;
@@ -706,7 +716,7 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		if (counters)
 			snprintf(rec->counters, sizeof(rec->counters), "%s", counters);
 		if (store(r, rec, err, sizeof(err)) == 0) {
-			replan_locked(r, alive, false, log, loglen);
+			replan_locked(r, alive, log, loglen);
 			ok = lwk_casas_load(r, job, rec) == 1;
 		}
 	}
