@@ -284,6 +284,41 @@ int lwk_casas_split_exhaustive(const struct lwk_casas_job *jobs, unsigned int n,
 	return 0;
 }
 
+void lwk_casas_fill_idle(const struct lwk_casas_job *jobs, unsigned int n, unsigned int ndies,
+			 struct lwk_casas_decision *d)
+{
+	unsigned int used = 0;
+
+	if (d->method != LWK_CASAS_SPLIT)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		used += d->count[i];
+	while (used < ndies) {
+		int pick = -1;
+		double least = 1 + LWK_CASAS_NOISE;
+
+		for (unsigned int i = 0; i < n; i++) {
+			unsigned int lo, hi;
+			double grow;
+
+			bounds(&jobs[i], ndies, &lo, &hi);
+			if (!d->count[i] || d->count[i] >= hi || !jobs[i].curve.n || jobs[i].forced > 0)
+				continue;
+			grow = lwk_casas_ntt(&jobs[i].curve, d->count[i] + 1) /
+			       lwk_casas_ntt(&jobs[i].curve, d->count[i]);
+			if (grow <= least) {
+				least = grow;
+				pick = (int)i;
+			}
+		}
+		if (pick < 0)
+			break;
+		d->count[pick]++;
+		used++;
+	}
+	score(jobs, n, LWK_OBJECTIVE_ANTT, d);
+}
+
 /* ---- which dies -------------------------------------------------------- */
 
 /* How many dies of set lie in die d's package. */

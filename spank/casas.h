@@ -88,6 +88,17 @@ int lwk_casas_split_exhaustive(const struct lwk_casas_job *jobs, unsigned int n,
 			       struct lwk_casas_decision *d, char *err, size_t errlen);
 
 /*
+ * Dies the split left idle (a curve that falls past its best point says
+ * more dies make the job slower; by probe noise as often as not): one at
+ * a time to the job whose estimated slowdown grows least with it, while
+ * that growth is within LWK_CASAS_NOISE.  Keeps d->antt and d->stp up to
+ * date.  For LWK_CASAS_SPLIT decisions; others are left as they are.
+ */
+#define LWK_CASAS_NOISE 0.05
+void lwk_casas_fill_idle(const struct lwk_casas_job *jobs, unsigned int n, unsigned int ndies,
+			 struct lwk_casas_decision *d);
+
+/*
  * Dies for the counts: out[i] gets jobs[i]'s die indices (empty when
  * its allowed dies were all taken: it then stays where Slurm put it).
  * Dies are the topology's; a job's are always a subset of its allowed.

@@ -473,6 +473,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		say(log, loglen, "%s", err);
 		goto done;
 	}
+	lwk_casas_fill_idle(jobs, nj, t->ndies, &d);
 	lwk_casas_place(t, jobs, nj, d.count, out);
 	for (unsigned int k = 0; k < nj; k++)
 		if (jobs[k].forced > 0)

@@ -96,6 +96,18 @@ wait_status() {
 	fetch "$node" "$@"
 }
 
+# wait_line NODE FILE LINE: until FILE on NODE has LINE (100 s, in two
+# turns: on_node gives up after 60).
+wait_line() {
+	local turn
+	for turn in 1 2; do
+		on_node "$1" bash -c 'for ((i = 0; i < 200; i++)); do
+				grep -qxF "$2" "$1" 2>/dev/null && exit 0; sleep 0.25; done; exit 1' - "$2" "$3" &&
+			return 0
+	done
+	return 1
+}
+
 # burn N SECONDS: N busy loops, as a script every node reads.  Nice 19:
 # on the TCG guests a cpuset.mems write waits for every CPU's kworker,
 # which busy loops at nice 0 starve for tens of seconds (measured).
@@ -181,10 +193,8 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 	assert_grep "lwk: contention-aware: job $a: IPS curve 1:" "$log"
 	# The narrow job leaves: the wide one gets the node.
 	scancel "$b"
-	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
-			grep -qx "dies=0-$(($2 - 1))" "$1" && exit 0; sleep 0.25; done; exit 1' \
-		- "$LWK_STATE_DIR/$node/casas/$a" "$dies" ||
-		fail "job $a has not all $dies dies 60 s after job $b left: $(record "$node" "$a")"
+	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" "dies=0-$((dies - 1))" ||
+		fail "job $a has not all $dies dies 100 s after job $b left: $(record "$node" "$a")"
 	fetch "$node" "$a"
 	assert_cgroup_cpus "$node" "$a"
 	assert_grep "lwk: job $b on $node: contention-aware: job $b left: re-planning the others" "$log"
