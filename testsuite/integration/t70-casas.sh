@@ -240,7 +240,7 @@ test_without_counters_the_split_is_equal() {
 	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
 	node=$(casas_node)
 	# The default event: hardware instructions.
-	a=$(submit "$(unique_name nocount)" 2 300 probe=200ms) || fail "sbatch failed"
+	a=$(submit "$(unique_name nocount)" 1 300 probe=200ms) || fail "sbatch failed"
 	defer scancel "$a"
 	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
 			grep -q "^status=\(placed\|equal\)$" "$1" 2>/dev/null && exit 0; sleep 0.25; done' \
@@ -265,17 +265,17 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 	need_cosched
 	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
 	node=$(casas_node)
-	a=$(submit "$(unique_name count)" 2 300) || fail "sbatch failed"
+	a=$(submit "$(unique_name count)" 1 300 event=task-clock,probe=200ms) || fail "sbatch failed"
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
 	ips=$(rec_field "$a" ips)
-	# task-clock: ns of CPU per s.  The loops are children of the batch
+	# task-clock: ns of CPU per s.  The loop is a child of the batch
 	# shell, which only waits: more than half a CPU counted means the
-	# children were (the host's own load takes the rest); never more
-	# than the die's CPUs.
+	# child was (the host's own load takes the rest); never more than
+	# the die's CPUs.
 	awk -v s="$ips" 'BEGIN { split(s, p, ","); split(p[1], kv, ":");
 		exit !(kv[1] == 1 && kv[2] > 0.5e9 && kv[2] < 2.6e9) }' ||
-		fail "two busy loops on one die counted $ips"
+		fail "a busy loop on one die counted $ips"
 	if on_node "$node" test -d /sys/fs/cgroup/cpuset; then
 		assert_grep 'per thread, inherited' "$LWK_WORK/rec.$a" "the record on v1"
 	else
