@@ -103,7 +103,8 @@ else
 	LWK_STATE_DIR=${LWK_DEV_DIR:+$LWK_DEV_DIR/lwkstate}
 fi
 
-# on_node NODE CMD...: run CMD as root on NODE and print its output.
+# on_node NODE CMD...: run CMD as root on NODE and print its output
+# (within ON_NODE_SECONDS, default 60).
 # Every node of the host's dev cluster is this machine; a guest runs it
 # through its command inbox in the shared directory (scripts/vm/guest-init).
 on_node() {
@@ -117,11 +118,11 @@ on_node() {
 	printf '%q ' "$@" >"$name.tmp"
 	echo >>"$name.tmp"
 	mv "$name.tmp" "$name.cmd"
-	for ((i = 0; i < 600; i++)); do
+	for ((i = 0; i < ${ON_NODE_SECONDS:-60} * 10; i++)); do
 		[ -e "$name.rc" ] && break
 		sleep 0.1
 	done
-	[ -e "$name.rc" ] || fail "$node did not run '$*' within 60 s"
+	[ -e "$name.rc" ] || fail "$node did not run '$*' within ${ON_NODE_SECONDS:-60} s"
 	cat "$name.out"
 	rc=$(cat "$name.rc")
 	rm -f "$name".*

@@ -7,6 +7,11 @@
 # more per node: the guests (cgroup v2, 4 dies per node); the host's
 # nodes have one die and, without task/cgroup, no cgroup to rewrite.
 
+# A guest can stop answering for a minute and more while the kernel
+# migrates a job's memory to its new dies (a cpuset.mems write waits for
+# every CPU; measured 25-98 s under TCG with busy loops): wait longer.
+ON_NODE_SECONDS=180
+
 # The node the tests share: not node1, where the guests run slurmctld.
 casas_node() {
 	if [ "$LWK_NODES" -ge 2 ]; then echo node2; else echo node1; fi
