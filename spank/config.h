@@ -11,6 +11,7 @@
 #ifndef LWK_CONFIG_H
 #define LWK_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,7 +27,9 @@ struct lwk_config {
 	bool offer_casas;	/* register --contention-aware       */
 	int on_error;		/* enum lwk_on_error                 */
 	char state_dir[256];	/* per-node, per-job state            */
-	char syncmon[256];	/* the --sync-monitor sampler program */
+	/* The sampler's default is under the install prefix, which can be
+	 * deep (a distcheck in a long path): room for any path. */
+	char syncmon[PATH_MAX];	/* the --sync-monitor sampler program */
 	char cgroup_root[256];	/* where cgroupfs is mounted          */
 	char mckernel[256];	/* IHK/McKernel's install prefix      */
 	bool lwk_whole_dies;	/* --lwk OS cores in whole dies       */

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "casasnode.h"
+#include "joblive.h"
 #include "lwkpart.h"
 #include "syncmon_ctl.h"
 
@@ -74,7 +75,7 @@ static void list_jobs(const char *state_dir, const char *node)
 		snprintf(path, sizeof(path), "%s/%s/%u/lwk.state", state_dir, node, jobs[i]);
 		if (access(path, F_OK) == 0)
 			printf("job %u: %s\n", jobs[i],
-			       lwk_part_job_alive(jobs[i]) ? "running, kept" : "gone, would be torn down");
+			       lwk_job_alive(jobs[i]) ? "running, kept" : "gone, would be torn down");
 	}
 }
 
@@ -140,12 +141,12 @@ int main(int argc, char **argv)
 		list_jobs(c.state_dir, node);
 		return 0;
 	}
-	n = lwk_part_sweep(&r, lwk_part_job_alive, log, sizeof(log));
+	n = lwk_part_sweep(&r, lwk_job_alive, log, sizeof(log));
 	fputs(log, stdout);
 	s = lwk_syncmon_sweep(c.state_dir, node);
 	/* --contention-aware: gone jobs' records dropped, the split re-planned. */
 	log[0] = '\0';
-	lwk_casas_leave(&r, 0, lwk_part_job_alive, log, sizeof(log));
+	lwk_casas_leave(&r, 0, lwk_job_alive, log, sizeof(log));
 	fputs(log, stdout);
 	printf("lwk-sweep: %s: %d --lwk partition(s) torn down, %d sampler state(s) removed\n", node,
 	       n, s);

@@ -10,6 +10,7 @@
 
 #include "lwk_plugin.h"
 #include "casasnode.h"
+#include "joblive.h"
 #include "lwkpart.h"
 #include "syncmon_ctl.h"
 
@@ -34,7 +35,7 @@ void lwk_sweep_partitions(const char *node)
 	int n;
 
 	lwk_part_roots_of(&r, node);
-	n = lwk_part_sweep(&r, lwk_part_job_alive, log, sizeof(log));
+	n = lwk_part_sweep(&r, lwk_job_alive, log, sizeof(log));
 	if (n > 0) {
 		slurm_info("lwk: tore down the --lwk partitions of %d job(s) that are gone", n);
 		for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
@@ -49,7 +50,7 @@ void lwk_sweep_casas(const char *node)
 	char log[8192] = "";
 
 	lwk_part_roots_of(&r, node);
-	lwk_casas_leave(&r, 0, lwk_part_job_alive, log, sizeof(log));
+	lwk_casas_leave(&r, 0, lwk_job_alive, log, sizeof(log));
 	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		slurm_info("%s (on %s)", line, node);
@@ -79,7 +80,7 @@ int lwk_jobscript_epilog(spank_t sp)
 		char clog[8192] = "";
 
 		lwk_part_roots_of(&r, node);
-		if (lwk_casas_leave(&r, job, lwk_part_job_alive, clog, sizeof(clog)))
+		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
 			log_lines(job, node, clog);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));

@@ -25,6 +25,7 @@
 #include <slurm/slurm.h>
 
 #include "casasnode.h"
+#include "joblive.h"
 #include "lwk_plugin.h"
 #include "topology.h"
 
@@ -112,7 +113,7 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 		snprintf(rec.status, sizeof(rec.status), "off");
 		snprintf(rec.why, sizeof(rec.why), "the job's CPUs here are unknown: %.200s", err);
 	}
-	rc = lwk_casas_join(&roots, &rec, lwk_part_job_alive, log, sizeof(log), err, sizeof(err));
+	rc = lwk_casas_join(&roots, &rec, lwk_job_alive, log, sizeof(log), err, sizeof(err));
 	if (rc < 0) {
 		slurm_error("lwk: step %s: --contention-aware: %s", step, err);
 		return;
@@ -152,7 +153,7 @@ static void *probe_main(void *arg)
 
 	(void)arg;
 	log[0] = '\0';
-	lwk_casas_probe(&roots, rec.job, &stop_probe, lwk_part_job_alive, log, sizeof(log),
+	lwk_casas_probe(&roots, rec.job, &stop_probe, lwk_job_alive, log, sizeof(log),
 			log_lines);
 	log_lines(log);
 	return NULL;
@@ -177,7 +178,7 @@ int lwk_remote_casas_post_fork(spank_t sp)
 			slurm_error("lwk: job %u: --contention-aware: cannot start the probe: the split is equal",
 				    rec.job);
 			/* Not held on one die for a probe that never comes. */
-			lwk_casas_unhold(&roots, rec.job, lwk_part_job_alive, log, sizeof(log));
+			lwk_casas_unhold(&roots, rec.job, lwk_job_alive, log, sizeof(log));
 			log_lines(log);
 		}
 	}

@@ -123,10 +123,6 @@ void lwk_log_append(char *log, size_t loglen, const char *fmt, ...)
  * die split) changes under it.  The fd to close, or -1. */
 int lwk_node_lock(const char *state_root);
 
-/* Is a slurmstepd of job running on this host (its process title,
- * "slurmstepd: [<job>.<step>]")? */
-bool lwk_part_job_alive(uint32_t job);
-
 /* State file text <-> struct (pure; the parser is fuzzed). */
 size_t lwk_part_format(const struct lwk_part *p, char *buf, size_t len);
 int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errlen);

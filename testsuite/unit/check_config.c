@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check_lwk.h"
@@ -20,7 +22,7 @@ START_TEST(values)
 {
 	char *argv[] = { "lwk=no", "contention_aware=false", "on_error=drain_node" };
 	struct lwk_config c;
-	char buf[256];
+	char buf[5 * PATH_MAX];
 
 	ck_assert_int_eq(lwk_config_parse(3, argv, &c, err, sizeof(err)), 0);
 	ck_assert(!c.offer_lwk && c.offer_syncmon && !c.offer_casas);
@@ -28,6 +30,36 @@ START_TEST(values)
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
 			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no");
+}
+END_TEST
+
+/* A site's prefix can be deep: a 4000-character sampler path is kept
+ * whole and formatted whole, and one past PATH_MAX is refused. */
+START_TEST(long_paths)
+{
+	static char arg[PATH_MAX + 16], buf[5 * PATH_MAX], want[PATH_MAX + 16];
+	char *argv[] = { arg };
+	struct lwk_config c;
+	size_t n;
+
+	snprintf(arg, sizeof(arg), "syncmon=/");
+	memset(arg + 9, 'd', 3999);
+	arg[9 + 3999] = '\0';
+	ck_assert_int_eq(lwk_config_parse(1, argv, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(c.syncmon), 4000);
+	n = lwk_config_format(&c, buf, sizeof(buf));
+	ck_assert_uint_lt(n, sizeof(buf));
+	snprintf(want, sizeof(want), ",%s,", arg);
+	ck_assert_msg(strstr(buf, want), "the 4000-character path was cut: %zu characters", n);
+	ck_assert_msg(strstr(buf, "lwk_whole_dies=no"), "the text after the path was cut");
+	/* The build's own default, whatever the install prefix. */
+	lwk_config_defaults(&c);
+	ck_assert_str_eq(c.syncmon, LWK_SYNCMON_PATH);
+
+	memset(arg + 9, 'd', PATH_MAX);
+	arg[9 + PATH_MAX] = '\0';
+	ck_assert_int_eq(lwk_config_parse(1, argv, &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "syncmon") && strstr(err, "at most 4095 characters"), "'%s'", err);
 }
 END_TEST
 
@@ -71,6 +103,7 @@ Suite *config_suite(void)
 
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, values);
+	tcase_add_test(tc, long_paths);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
 	return s;

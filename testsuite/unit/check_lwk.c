@@ -19,7 +19,6 @@ int main(void)
 	srunner_add_suite(sr, hugeperf_suite());
 	srunner_add_suite(sr, lwkplan_suite());
 	srunner_add_suite(sr, irqaff_suite());
-	srunner_add_suite(sr, lwkpart_suite());
 	srunner_add_suite(sr, casas_suite());
 	srunner_add_suite(sr, casasnode_suite());
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The unit suites that need root: root-owned state directories and
+ * tools are what they check, so as anyone else they could only fail.
+ * Not root: exit 77, which automake and scripts/test count as a skip.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check_lwk.h"
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		printf("SKIP: lwkpart and casasnode node tests need root (root-owned state and tools)\n");
+		return 77;
+	}
+	sr = srunner_create(lwkpart_suite());
+	srunner_add_suite(sr, casasnode_root_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
