@@ -103,6 +103,18 @@ else
 	LWK_STATE_DIR=${LWK_DEV_DIR:+$LWK_DEV_DIR/lwkstate}
 fi
 
+# lwk_tool NAME: the project's command to run on a node.  On the host
+# the build tree's, never one installed by an earlier build (it may be
+# stale, and a fresh machine has none); the guests run the one their
+# image installed.
+lwk_tool() {
+	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ -x "$top/$1" ]; then
+		echo "$top/$1"
+	else
+		echo "$1"
+	fi
+}
+
 # on_node NODE CMD...: run CMD as root on NODE and print its output
 # (within ON_NODE_SECONDS, default 60).
 # Every node of the host's dev cluster is this machine; a guest runs it

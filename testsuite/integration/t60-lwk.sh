@@ -285,16 +285,16 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	local before jid out left
 	before=$(node_snapshot node1)
 	jid=$(start_held_job)
-	out=$(on_node node1 lwk-sweep --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1 --dry-run) ||
+	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1 --dry-run) ||
 		fail "lwk-sweep --dry-run failed: $out"
 	grep -q "^job $jid: running, kept$" <<<"$out" || fail "dry run: $out"
-	out=$(on_node node1 lwk-sweep --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
+	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
 		fail "lwk-sweep failed: $out"
 	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "a running job was swept: $out"
 	# The node "crashes" under the job: slurmstepd dies, no epilog yet.
 	on_node node1 pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
 	sleep 1
-	out=$(on_node node1 lwk-sweep --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
+	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
 		fail "lwk-sweep failed: $out"
 	grep -q "swept job $jid" <<<"$out" || fail "lwk-sweep did not sweep job $jid: $out"
 	assert_nothing_left node1 "$jid" "$before"

@@ -26,8 +26,8 @@ need_cosched() {
 # The node's NodeType line from lwk-topology (installed on the guests;
 # the build tree's on the host), asked once per run.
 node_type() {
-	local tool=lwk-topology
-	command -v lwk-topology >/dev/null || tool=$top/lwk-topology
+	local tool
+	tool=$(lwk_tool lwk-topology)
 	[ -s "$LWK_WORK/type.$1" ] || on_node "$1" "$tool" --format conf >"$LWK_WORK/type.$1"
 	cat "$LWK_WORK/type.$1"
 }
