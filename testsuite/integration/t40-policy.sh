@@ -251,6 +251,26 @@ test_a_task_wider_than_a_die_gets_exactly_the_dies_it_needs() {
 	alloc_check "-n$((die_cpus + 1))" 2
 }
 
+# The policy sets --ntasks-per-socket=1 for a task wider than a die; the
+# job's steps inherit it (SLURM_NTASKS_PER_SOCKET) and must still start,
+# with either task layout.
+test_a_job_of_a_task_wider_than_a_die_runs_its_steps() {
+	need_policy_partitions
+	local jid c name
+	geometry
+	[ "$dies" -ge 2 ] || skip "the nodes have $dies die(s); a task wider than a die needs two (LWK_DEVCLUSTER_DIES=2x1x1 on this host)"
+	need_real_cpus
+	c=$((die_cpus + 1))
+	name=$(unique_name widestep)
+	jid=$(sbatch --parsable -J "$name" -p dies -n1 -c$c -o "$LWK_WORK/$name.out" \
+		--wrap "srun -n1 -c$c true && srun -n1 -c$c -m block:block true && echo steps-ok") ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] && grep -q steps-ok "$LWK_WORK/$name.out" ||
+		fail "job $jid ($(field "$jid" NtasksPerN:B:S:C)) ended $job_state: $(cat "$LWK_WORK/$name.out" 2>&1 | head -5)"
+}
+
 test_threads_per_core_1_counts_one_cpu_a_core() {
 	need_policy_partitions
 	local tpc cores
