@@ -449,7 +449,7 @@ local function round_to_dies(nt, where, job_desc, set, notes)
     end
   end
   -- In all: tasks x CPUs per task, or the CPU minimum in whole tasks.
-  local all_tasks = math.max(tasks or 1, min_cpus and math.floor(min_cpus / per_task) or 0, 1)
+  local all_tasks = math.max(tasks or 1, min_cpus and ceil_div(min_cpus, per_task) or 0, 1)
   local d = dies_for(all_tasks)
   if max_nodes and max_nodes >= 1 and d > max_nodes * nt.Dies then
     return refuse("die placement",

@@ -523,6 +523,14 @@ describe("die placement on many-die nodes with threads (16 dies x 4 cores x 2)",
     assert.is_nil(p.set.min_cpus)
   end)
 
+  it("never lowers a CPU minimum", function()
+    -- 13 CPUs in tasks of 2: 7 tasks, 4 a die, 2 dies of 16 CPUs.
+    local p = plan({ num_tasks = 1, cpus_per_task = 2, min_cpus = 13 })
+    assert.are.equal(16, p.set.min_cpus)
+    p = plan({ num_tasks = 1, cpus_per_task = 9, min_cpus = 16 })
+    assert.are.equal(24, p.set.min_cpus) -- Slurm counts 2 tasks of 9: 3 dies
+  end)
+
   it("counts one CPU a core with --threads-per-core=1", function()
     local p = plan({ num_tasks = 1, cpus_per_task = 20, threads_per_core = 1 })
     assert.are.equal(1, p.set.ntasks_per_socket)
