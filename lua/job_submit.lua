@@ -363,8 +363,9 @@ end
 --
 -- How cons_tres places a job under CR_Socket (dies as sockets), in
 -- _cyclic_sync_core_bitmap (dist_tasks.c; the default distribution; the
--- same in Slurm 22.05, 24.11 and 26.05): it counts the CPUs of the job's tasks on a
--- node (whole tasks: its CPU minimum divided by --cpus-per-task), then
+-- same in Slurm 22.05, 24.11 and 26.05): it counts the CPUs of the
+-- job's tasks on a node (whole tasks: its CPU minimum divided by
+-- --cpus-per-task), then
 --  * with --ntasks-per-socket, caps each socket at that many tasks'
 --    CPUs and keeps the fewest sockets that hold them, taking a core of
 --    each kept socket in turn;
