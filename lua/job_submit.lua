@@ -19,11 +19,22 @@
 -- slurmctld on Debian 12 embeds Lua 5.1; this script runs on 5.1 to 5.4
 -- (no integer division operator, no bit operators, unpack guarded).
 --
--- The plugin's options arrive in job_desc.spank_job_env, a table indexed
--- from 0 (ipairs would skip entry 0), as
---   _SLURM_SPANK_OPTION_lwk_<option>=<value>
--- with '-' written '_' and "(null)" for a flag given without a value.
---
+-- The plugin's options arrive by three roads, and the policy reads all:
+--  * job_desc.spank_job_env, a table indexed from 0 (ipairs would skip
+--    entry 0), as _SLURM_SPANK_OPTION_lwk_<option>=<value>, with '-'
+--    written '_' and "(null)" for a flag given without a value: what
+--    sbatch/srun/salloc put there for --lwk and for
+--    SLURM_SPANK__SLURM_SPANK_OPTION_lwk_<option> in their own
+--    environment (Slurm's spank_process_env_options);
+--  * a batch job's environment (job_desc.environment, readable by name
+--    only): slurmstepd takes _SLURM_SPANK_OPTION_lwk_<option> from it as
+--    if given on the command line, and every srun in the script takes
+--    SLURM_SPANK__SLURM_SPANK_OPTION_lwk_<option> from it, so
+--    "sbatch --export=ALL,SLURM_SPANK__..." reaches the nodes without
+--    ever being in spank_job_env;
+--  * for scontrol update, the job record: its spank_job_env, and the
+--    admin comment where job_submit wrote what came from the environment
+--    (slurmctld does not show a job record's environment to Lua).
 -- Safety: an internal error rejects only jobs that asked for the plugin's
 -- options or that fall under the policy; every other job passes untouched.
 
@@ -39,15 +50,16 @@ M.CONFIG_NAME = "lwk_policy.conf"
 ---------------------------------------------------------------------------
 -- Reading the job
 
--- The plugin's options of a job: { ["lwk"] = "os=2", ["sync-monitor"] = "" }.
--- An option given without a value maps to "".
-function M.options(job_desc)
-  local env = job_desc and job_desc.spank_job_env
+-- The plugin's options in a spank_job_env table (job_desc or job_rec):
+-- { ["lwk"] = "os=2", ["sync-monitor"] = "" }.  An option given without
+-- a value maps to "".
+function M.spank_options(job)
+  local env = job and job.spank_job_env
   local found = {}
   if type(env) ~= "table" then
     return found
   end
-  local size = tonumber(job_desc.spank_job_env_size)
+  local size = tonumber(job.spank_job_env_size)
   local i = 0
   while true do
     if size and i >= size then break end
@@ -69,6 +81,76 @@ function M.options(job_desc)
       i = i + 1
     end
     if i > 4096 then break end -- a corrupt size never loops for long
+  end
+  return found
+end
+
+-- The names under which an option in a batch job's environment reaches
+-- the nodes: slurmstepd's remote option (first) and srun's
+-- SLURM_SPANK_ form.
+local function env_names(name)
+  return { M.PREFIX .. name, "SLURM_SPANK_" .. M.PREFIX .. name }
+end
+
+-- The plugin's options in a batch job's environment.  slurmctld gives
+-- Lua a table read by name; it logs a line for each read of a job
+-- without one (srun, salloc), so only batch jobs (a script) are asked.
+function M.env_options(job_desc)
+  local found = {}
+  if not job_desc or job_desc.script == nil then return found end
+  local env = job_desc.environment
+  if env == nil then return found end
+  for name, option in pairs(M.OPTIONS) do
+    for _, var in ipairs(env_names(name)) do
+      local value = env[var]
+      if value ~= nil and found[option] == nil then
+        value = tostring(value)
+        found[option] = (value == "(null)") and "" or value
+      end
+    end
+  end
+  return found
+end
+
+-- All the options of a job being submitted: the command line's
+-- (spank_job_env) win over the environment's.  M.options_split also
+-- returns those that only the environment carries.
+function M.options(job_desc)
+  return (M.options_split(job_desc))
+end
+
+function M.options_split(job_desc)
+  local found = M.spank_options(job_desc)
+  local env_only = {}
+  for option, value in pairs(M.env_options(job_desc)) do
+    if found[option] == nil then
+      found[option] = value
+      env_only[option] = value
+    end
+  end
+  return found, env_only
+end
+
+-- What job_submit writes in the admin comment (which users cannot set
+-- or change) for options only the environment carries, so that
+-- scontrol update judges them too: "lwk-options: --lwk=os=1".
+M.MARK = "lwk-options:"
+
+-- The options of a pending job's record (scontrol update).
+function M.record_options(job_rec)
+  local found = M.spank_options(job_rec)
+  local note = job_rec and job_rec.admin_comment
+  if type(note) == "string" then
+    local i = note:find(M.MARK, 1, true)
+    if i then
+      local words = note:sub(i + #M.MARK):match("^([^;]*)") or ""
+      for word in words:gmatch("%S+") do
+        local name, value = word:match("^%-%-([%a%-]+)=?(.*)$")
+        for _, option in pairs(M.OPTIONS) do
+          if option == name and found[option] == nil then found[option] = value end
+        end
+      end
+    end
   end
   return found
 end
@@ -278,8 +360,28 @@ local function governing(cfg, partitions, job_desc)
 end
 
 -- What a job needs, and the change that puts it on whole dies.
+--
+-- How cons_tres places a job under CR_Socket (dies as sockets), in
+-- _cyclic_sync_core_bitmap (dist_tasks.c; the default distribution; the
+-- same in Slurm 22.05, 24.11 and 26.05): it counts the CPUs of the
+-- job's tasks on a node (whole tasks: its CPU minimum divided by
+-- --cpus-per-task), then
+--  * with --ntasks-per-socket, caps each socket at that many tasks'
+--    CPUs and keeps the fewest sockets that hold them, taking a core of
+--    each kept socket in turn;
+--  * without it, packs each task on one socket only if the task fits in
+--    one, and otherwise takes one core of every socket in turn: a
+--    one-task -c 9 on 8-CPU dies of 2-thread cores takes 5 cores from 5
+--    sockets, and CR_Socket charges the job 5 whole dies (40 CPUs).
+-- So --ntasks-per-socket is always set (the tasks that fit in a die, or
+-- 1 for a task wider than a die), and the CPU minimum is the CPUs of the
+-- tasks the rounded dies hold: rounding it further would add tasks that
+-- need one more die.
+-- With --threads-per-core=1 on nodes of 2 threads a core, a job uses one
+-- CPU of each core (Slurm counts its CPU request in those) but holds
+-- whole cores: a die then gives it CoresPerDie CPUs and costs die_cpus.
 local function round_to_dies(nt, where, job_desc, set, notes)
-  local dc, nc = nt.die_cpus, nt.node_cpus
+  local dc = nt.die_cpus
   local per_task = num(job_desc.cpus_per_task, "cpus_per_task") or 1
   local tasks = num(job_desc.num_tasks, "num_tasks")
   local per_node_tasks = num(job_desc.ntasks_per_node, "ntasks_per_node")
@@ -299,46 +401,68 @@ local function round_to_dies(nt, where, job_desc, set, notes)
       "--sockets-per-node=%d asks for more dies than a node of %s has (%d); nearest valid: --sockets-per-node=%d",
       spn, where, nt.Dies, nt.Dies)
   end
-  if per_task > nc then
+  -- CPUs a die gives the job (du) and a node (nu), in Slurm's count.
+  local du = nt.CoresPerDie * math.min(tpc or nt.ThreadsPerCore, nt.ThreadsPerCore)
+  local nu = nt.Dies * du
+  local shape = (du == dc) and string.format("%d dies x %d CPUs", nt.Dies, dc)
+             or string.format("%d dies x %d CPUs at --threads-per-core=%d", nt.Dies, du, tpc)
+  if per_task > nu then
     return refuse("die placement",
-      "--cpus-per-task=%d is more than a node of %s has (%d dies x %d CPUs); nearest valid: --cpus-per-task=%d",
-      per_task, where, nt.Dies, dc, nc)
+      "--cpus-per-task=%d is more than a node of %s has (%s); nearest valid: --cpus-per-task=%d",
+      per_task, where, shape, nu)
   end
-  -- Per node: tasks per node x CPUs per task, or the per-node minimum.
-  local per_node = math.max(pn_min or 0, (per_node_tasks or 0) * per_task)
-  if per_node > nc then
-    return refuse("die placement",
-      "%d CPUs per node is more than a node of %s has (%d dies x %d CPUs); nearest valid: --ntasks-per-node=%d",
-      per_node, where, nt.Dies, dc, math.max(1, math.floor(nc / per_task)))
-  end
-  if per_node > 0 and per_node % dc ~= 0 then
-    local rounded = ceil_div(per_node, dc) * dc
-    set.pn_min_cpus = rounded
-    notes[#notes + 1] = string.format("CPUs per node %d -> %d", per_node, rounded)
-  end
-  -- Pack tasks onto the fewest dies: Slurm's CR_Socket otherwise spreads
-  -- a job's tasks over sockets and hands it more dies than it asked for.
+  -- Tasks per die: as many as fit, never more; a wider task gets 1, so
+  -- that Slurm keeps it on the fewest dies.
+  local fit = math.floor(du / per_task)
   local per_socket = num(job_desc.ntasks_per_socket, "ntasks_per_socket")
-  local fit = math.floor(dc / per_task)
   if per_socket and fit >= 1 and per_socket > fit then
     return refuse("die placement",
       "--ntasks-per-socket=%d does not fit: a die of %s has %d CPUs, room for %d task(s) of %d CPU(s); nearest valid: --ntasks-per-socket=%d",
-      per_socket, where, dc, fit, per_task, fit)
+      per_socket, where, du, fit, per_task, fit)
   end
-  if not per_socket and fit >= 1 then
-    set.ntasks_per_socket = fit
+  if not per_socket then
+    per_socket = math.max(fit, 1)
+    set.ntasks_per_socket = per_socket
   end
-  -- In all: the larger of --mincpus-style totals and tasks x CPUs per task.
-  local total = math.max(min_cpus or 0, (tasks or 1) * per_task)
-  if max_nodes and max_nodes >= 1 and total > max_nodes * nc then
+  local pack = math.min(per_socket, math.max(fit, 1))
+  -- The dies n tasks take, and the CPU minimum that keeps them there.
+  local function dies_for(n)
+    if fit >= 1 then return ceil_div(n, pack) end
+    return ceil_div(n * per_task, du)
+  end
+  local function cpus_for(d)
+    if fit >= 1 then return d * pack * per_task end
+    return d * du
+  end
+  -- Per node: tasks per node, or the per-node minimum in whole tasks.
+  local node_tasks = math.max(per_node_tasks or 0, pn_min and ceil_div(pn_min, per_task) or 0)
+  if node_tasks > 0 then
+    local d = dies_for(node_tasks)
+    if d > nt.Dies then
+      return refuse("die placement",
+        "%d CPUs per node is more than a node of %s has (%s); nearest valid: --ntasks-per-node=%d",
+        node_tasks * per_task, where, shape, math.max(1, fit >= 1 and nt.Dies * pack or math.floor(nu / per_task)))
+    end
+    local want = cpus_for(d)
+    if want ~= pn_min and want > node_tasks * per_task then
+      set.pn_min_cpus = want
+      notes[#notes + 1] = string.format("CPUs per node %d -> %d (%d die(s))", math.max(pn_min or 0, node_tasks * per_task), want, d)
+    end
+  end
+  -- In all: tasks x CPUs per task, or the CPU minimum in whole tasks.
+  local all_tasks = math.max(tasks or 1, min_cpus and ceil_div(min_cpus, per_task) or 0, 1)
+  local d = dies_for(all_tasks)
+  if max_nodes and max_nodes >= 1 and d > max_nodes * nt.Dies then
     return refuse("die placement",
-      "%d CPUs on at most %d node(s) is more than %d dies x %d CPUs per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
-      total, max_nodes, nt.Dies, dc, where, ceil_div(total, nc), math.max(1, math.floor(max_nodes * nc / per_task)))
+      "%d CPUs on at most %d node(s) is more than %s per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
+      all_tasks * per_task, max_nodes, shape, where, ceil_div(d, nt.Dies),
+      math.max(1, fit >= 1 and max_nodes * nt.Dies * pack or math.floor(max_nodes * nu / per_task)))
   end
-  if total % dc ~= 0 then
-    local rounded = ceil_div(total, dc) * dc
-    set.min_cpus = rounded
-    notes[#notes + 1] = string.format("CPUs %d -> %d", total, rounded)
+  local want = cpus_for(d)
+  local had = math.max(min_cpus or 0, (tasks or 1) * per_task)
+  if want ~= had then
+    set.min_cpus = want
+    notes[#notes + 1] = string.format("CPUs %d -> %d (%d die(s))", had, want, d)
   end
   return nil
 end
@@ -466,7 +590,7 @@ function M.config()
 end
 
 local function apply(job_desc, part_list, uid, what)
-  local opts = M.options(job_desc)
+  local opts, env_only = M.options_split(job_desc)
   local cfg, cfg_error = M.config()
   local p = M.plan(job_desc, opts, cfg, part_list, cfg_error)
   if p.reject then
@@ -477,6 +601,13 @@ local function apply(job_desc, part_list, uid, what)
   end
   for field, value in pairs(p.set or {}) do
     job_desc[field] = value
+  end
+  if next(env_only) ~= nil then
+    -- Kept where scontrol update can see it (slurm_job_modify).
+    local old = job_desc.admin_comment
+    local mark = M.MARK .. " " .. M.describe(env_only)
+    job_desc.admin_comment = (old and old ~= "") and (old .. "; " .. mark) or mark
+    p.notes[#p.notes + 1] = "from the environment: " .. M.describe(env_only)
   end
   if next(opts) ~= nil or #p.notes > 0 then
     local notes = #p.notes > 0 and (" [" .. table.concat(p.notes, "; ") .. "]") or ""
@@ -527,7 +658,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 end
 
 -- scontrol update of a pending job: job_desc holds only what changes;
--- the rest (partition, options) comes from the job record.
+-- the rest (partition, options) comes from the job record.  The job's
+-- own options are judged too, so a partition change cannot move a
+-- --lwk job into a co-scheduling partition, nor a --contention-aware
+-- job out of one.
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
   return M.guard(function(jd, parts)
     if not (num(jd.min_cpus, "min_cpus") or num(jd.num_tasks, "num_tasks") or num(jd.cpus_per_task, "cpus_per_task")
@@ -541,13 +675,17 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       end
       return v
     end })
+    local opts = M.record_options(job_rec)
     local cfg, cfg_error = M.config()
-    local p = M.plan(view, {}, cfg, parts, cfg_error)
+    local p = M.plan(view, opts, cfg, parts, cfg_error)
     if p.reject then
       slurm.log_user("%s", p.reject)
+      slurm.log_info("lwk: job_modify: uid %s job %s refused: %s", tostring(modify_uid),
+                     tostring(job_rec and job_rec.job_id), p.reject)
       return slurm.ERROR
     end
     for field, value in pairs(p.set or {}) do
+      -- A partition the job did not ask for is only chosen at submission.
       if field ~= "shared" and field ~= "partition" then jd[field] = value end
     end
     if #p.notes > 0 then

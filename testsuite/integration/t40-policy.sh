@@ -15,6 +15,14 @@ geometry() {
 	node_cpus=$((dies * die_cpus))
 }
 
+# Jobs that run need CPUs that exist: the host's dev nodes may declare
+# more (LWK_DEVCLUSTER_DIES) to test the policy's allocations.
+need_real_cpus() {
+	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ "${LWK_PRIVATE:-0}" = 1 ] && [ "$node_cpus" -gt "$(nproc)" ]; then
+		skip "the dev nodes declare $node_cpus CPUs, this host has $(nproc): only allocations are tested there"
+	fi
+}
+
 # Tests of two jobs sharing a node by dies need nodes with two dies.
 need_two_dies() {
 	[ "$dies" -ge 2 ] ||
@@ -56,6 +64,7 @@ test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	local a b ca cb node d whole='' sep=''
 	geometry
 	need_two_dies
+	need_real_cpus
 	node=$(sinfo -h -N -p dies -t idle -o %N | head -1)
 	[ -n "$node" ] || skip "no idle node in partition dies"
 	a=$(sbatch --parsable -p dies -w "$node" -n1 -o /dev/null --wrap 'sleep 30') || fail "sbatch failed"
@@ -69,7 +78,12 @@ test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	scancel "$a" "$b"
 	# Die d is abstract CPUs d*die_cpus to (d+1)*die_cpus-1.
 	for ((d = 0; d < dies; d++)); do
-		whole+="$sep$((d * die_cpus))-$((d * die_cpus + die_cpus - 1))"
+		# Slurm writes a one-CPU range as the CPU alone.
+		if [ "$die_cpus" = 1 ]; then
+			whole+="$sep$d"
+		else
+			whole+="$sep$((d * die_cpus))-$((d * die_cpus + die_cpus - 1))"
+		fi
 		sep='|'
 	done
 	[[ $ca =~ ^($whole)$ ]] || fail "job $a got CPUs '$ca', not one whole die ($whole)"
@@ -107,6 +121,7 @@ test_lwk_jobs_get_whole_nodes() {
 	need_policy_partitions
 	local jid
 	geometry
+	need_real_cpus
 	jid=$(sbatch --parsable -N1 -n1 --lwk -o /dev/null --wrap 'sleep 20') || fail "sbatch failed"
 	defer scancel "$jid"
 	wait_running "$jid"
@@ -131,6 +146,150 @@ test_scontrol_update_is_rounded_too() {
 	scancel "$jid"
 }
 
+test_options_exported_in_the_environment_are_judged_too() {
+	need_policy_partitions
+	local name jid
+	name=$(unique_name envopt)
+	# Every srun of the script takes SLURM_SPANK__..._lwk_lwk from the
+	# job's environment; sbatch itself never sees it.
+	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p cosched -o /dev/null \
+		--export=ALL,SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk=os=1 --wrap 'srun true'
+	assert_grep "lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes" "$LWK_WORK/err"
+	# slurmstepd takes _SLURM_SPANK_OPTION_lwk_* from the batch job's
+	# environment as if given on the command line.
+	run_expect_fail "$LWK_WORK/err" env _SLURM_SPANK_OPTION_lwk_lwk=os=1 \
+		sbatch -J "$name" -p cosched -o /dev/null --wrap true
+	assert_grep "lwk: --lwk: partition cosched shares nodes between jobs" "$LWK_WORK/err"
+	run_expect_fail "$LWK_WORK/err" sbatch -J "$name" -p dies -o /dev/null \
+		--export=ALL,SLURM_SPANK__SLURM_SPANK_OPTION_lwk_contention_aware=probe=1s --wrap 'srun true'
+	assert_grep "lwk: --contention-aware: partition dies does not co-schedule jobs by dies; use --partition=cosched" "$LWK_WORK/err"
+	# The form sbatch reads from its own environment (Slurm's own path).
+	run_expect_fail "$LWK_WORK/err" env SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk=os=1 \
+		sbatch -J "$name" -p cosched -o /dev/null --wrap true
+	assert_grep "lwk: --lwk: partition cosched shares nodes between jobs" "$LWK_WORK/err"
+	[ "$(jobs_named "$name")" = 0 ] || fail "a refused request created a job"
+	# Accepted where it may run: whole nodes, and kept for scontrol update.
+	jid=$(env _SLURM_SPANK_OPTION_lwk_lwk=os=1 sbatch --parsable -H -p dies -o /dev/null --wrap true) ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	[ "$(field "$jid" OverSubscribe)" = NO ] || fail "OverSubscribe=$(field "$jid" OverSubscribe): not a whole node"
+	scontrol show job "$jid" | grep -q "AdminComment=lwk-options: --lwk=os=1" ||
+		fail "no lwk-options in the admin comment: $(scontrol show job "$jid" | grep -o 'AdminComment=.*')"
+	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=cosched
+	[ "$(field "$jid" Partition)" = dies ] || fail "the job moved to $(field "$jid" Partition)"
+}
+
+# A refused scontrol update: Slurm 22.05 drops the user message of
+# job_modify (23.02 and later pass it on), so the log names the rule.
+test_scontrol_update_cannot_move_option_jobs_across_the_coscheduling_line() {
+	need_private
+	need_policy_partitions
+	local jid log=$LWK_DEV_DIR/log/slurmctld.log
+	jid=$(sbatch --parsable -H -p dies --lwk=os=1 -o /dev/null --wrap true) || fail "sbatch failed"
+	defer scancel "$jid"
+	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=cosched
+	[ "$(field "$jid" Partition)" = dies ] || fail "the --lwk job moved to $(field "$jid" Partition)"
+	grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes" "$log" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
+	scontrol update jobid="$jid" Partition=debug || fail "a move to a partition outside the rule was refused"
+	scancel "$jid"
+	jid=$(sbatch --parsable -H --contention-aware -o /dev/null --wrap true) || fail "sbatch failed"
+	defer scancel "$jid"
+	[ "$(field "$jid" Partition)" = cosched ] || fail "Partition=$(field "$jid" Partition)"
+	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=dies
+	[ "$(field "$jid" Partition)" = cosched ] || fail "the --contention-aware job moved to $(field "$jid" Partition)"
+	grep -q "job $jid refused: lwk: --contention-aware: partition dies does not co-schedule jobs by dies; use --partition=cosched" "$log" ||
+		fail "no refusal naming the rule in the slurmctld log"
+}
+
+# dies_of CPU_IDS: the dies (of die_cpus CPUs each) a CPU list covers,
+# as "count whole|partial".
+dies_of() {
+	local ids=$1 part a b c d
+	local -A count=()
+	for part in ${ids//,/ }; do
+		a=${part%-*} b=${part#*-}
+		for ((c = a; c <= b; c++)); do
+			d=$((c / die_cpus))
+			count[$d]=$((${count[$d]:-0} + 1))
+		done
+	done
+	local whole=whole
+	for d in "${!count[@]}"; do
+		[ "${count[$d]}" = "$die_cpus" ] || whole=partial
+	done
+	echo "${#count[@]} $whole"
+}
+
+# alloc_check ARGS EXPECTED_DIES: an allocation (no step runs, so it works
+# on declared nodes bigger than the host) gets exactly EXPECTED_DIES
+# whole dies.
+alloc_check() {
+	local args=$1 want=$2 out jid n ids got
+	# shellcheck disable=SC2086 # the words of ARGS are options
+	out=$(salloc --no-shell -p dies $args 2>&1) || fail "salloc $args failed: $out"
+	jid=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' <<<"$out")
+	[ -n "$jid" ] || fail "salloc $args: no allocation in '$out'"
+	n=$(field "$jid" NumCPUs)
+	ids=$(field "$jid" CPU_IDs)
+	scancel "$jid"
+	got=$(dies_of "$ids")
+	echo "measure: salloc $args: NumCPUs=$n CPU_IDs=$ids ($got dies)"
+	[ "$n" = $((want * die_cpus)) ] && [ "$got" = "$want whole" ] ||
+		fail "salloc -p dies $args got NumCPUs=$n CPU_IDs=$ids ($got dies), expected $want whole dies ($((want * die_cpus)) CPUs)"
+}
+
+# Issue 14, section 4: on 16x4x2 nodes -c 9 got 40 CPUs (Slurm spread the
+# task one core per die), -c 12 got 48, -c 16 got 64.
+test_a_task_wider_than_a_die_gets_exactly_the_dies_it_needs() {
+	need_policy_partitions
+	geometry
+	[ "$dies" -ge 3 ] && [ "$die_cpus" -ge 2 ] ||
+		skip "the nodes have $dies die(s) of $die_cpus CPU(s); LWK_DEVCLUSTER_DIES=16x4x2 declares many-die nodes"
+	[ -z "$(squeue -h -p dies -t R -o %i)" ] || skip "jobs run in partition dies: the dies are not all free"
+	alloc_check "-n1 -c$((die_cpus + 1))" 2
+	alloc_check "-n1 -c$((die_cpus + die_cpus / 2))" 2
+	alloc_check "-n1 -c$((2 * die_cpus))" 2
+	alloc_check "-n1 -c$((2 * die_cpus + 1))" 3
+	alloc_check "-n2 -c$((die_cpus + 1))" 3
+	# Multi-task requests were right before; they must stay so.
+	alloc_check "-n$((die_cpus + 1))" 2
+}
+
+# The policy sets --ntasks-per-socket=1 for a task wider than a die; the
+# job's steps inherit it (SLURM_NTASKS_PER_SOCKET) and must still start,
+# with either task layout.
+test_a_job_of_a_task_wider_than_a_die_runs_its_steps() {
+	need_policy_partitions
+	local jid c name
+	geometry
+	[ "$dies" -ge 2 ] || skip "the nodes have $dies die(s); a task wider than a die needs two (LWK_DEVCLUSTER_DIES=2x1x1 on this host)"
+	need_real_cpus
+	c=$((die_cpus + 1))
+	name=$(unique_name widestep)
+	jid=$(sbatch --parsable -J "$name" -p dies -n1 -c$c -o "$LWK_WORK/$name.out" \
+		--wrap "srun -n1 -c$c true && srun -n1 -c$c -m block:block true && echo steps-ok") ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] && grep -q steps-ok "$LWK_WORK/$name.out" ||
+		fail "job $jid ($(field "$jid" NtasksPerN:B:S:C)) ended $job_state: $(cat "$LWK_WORK/$name.out" 2>&1 | head -5)"
+}
+
+test_threads_per_core_1_counts_one_cpu_a_core() {
+	need_policy_partitions
+	local tpc cores
+	geometry
+	tpc=$(scontrol show node "$(sinfo -h -N -o %N | head -1)" | grep -oE 'ThreadsPerCore=[0-9]+' | cut -d= -f2)
+	cores=$((die_cpus / tpc))
+	[ "$tpc" -ge 2 ] && [ "$dies" -ge 3 ] ||
+		skip "the nodes have $tpc thread(s) a core and $dies die(s); LWK_DEVCLUSTER_DIES=16x4x2 declares threads"
+	# One CPU a core: a die gives the job $cores CPUs and costs die_cpus.
+	alloc_check "-n1 -c$((cores + 1)) --threads-per-core=1" 2
+	alloc_check "-n1 -c$((2 * cores + 1)) --threads-per-core=1" 3
+	alloc_check "-n$((cores + 1)) --threads-per-core=1" 2
+}
+
 test_jobs_outside_the_policy_are_untouched() {
 	need_policy_partitions
 	local jid
@@ -152,11 +311,14 @@ test_a_broken_site_config_refuses_only_plugin_jobs_until_fixed() {
 	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
 	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true
 	run_expect_fail "$LWK_WORK/err2" sbatch --sync-monitor --wrap true
-	jid=$(sbatch --parsable -o /dev/null --wrap true) || { cp "$LWK_WORK/policy.orig" "$conf"; fail "a plain job was refused"; }
+	jid=$(sbatch --parsable -H -o /dev/null --wrap true) || { cp "$LWK_WORK/policy.orig" "$conf"; fail "a plain job was refused"; }
+	scancel "$jid"
 	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
 	cp "$LWK_WORK/policy.orig" "$conf"
 	assert_grep "lwk: site policy: lwk_policy.conf is missing or invalid .*line $line: Dies='two' is not valid" "$LWK_WORK/err"
 	[ $((after - before)) = 1 ] || fail "the error was logged $((after - before)) times, expected once"
-	# Fixed: the next submission works without a restart.
-	jid=$(sbatch --parsable -o /dev/null --lwk --wrap true) || fail "still refused after the fix"
+	# Fixed: the next submission works without a restart (held: only its
+	# acceptance matters here).
+	jid=$(sbatch --parsable -H -o /dev/null --lwk --wrap true) || fail "still refused after the fix"
+	scancel "$jid"
 }

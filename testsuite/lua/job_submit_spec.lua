@@ -15,6 +15,9 @@ Partition=cosched NodeType=opteron CoSchedule=yes
 Partition=xeon NodeType=xeon
 Partition=plain NodeType=opteron DieGranular=no
 Feature=dies NodeType=opteron
+# 2 sockets x 8 L3 dies x 4 cores x 2 threads, each die a Slurm socket
+NodeType=epyc Packages=2 Dies=16 CoresPerDie=4 ThreadsPerCore=2 NumaNodes=2
+Partition=epyc NodeType=epyc
 ]]
 
 local function load_policy(config_text)
@@ -32,7 +35,7 @@ end
 
 local PARTS = { debug = { flag_default = 1 }, batch = { flag_default = 0 },
                 cosched = { flag_default = 0 }, xeon = { flag_default = 0 },
-                plain = { flag_default = 0 } }
+                plain = { flag_default = 0 }, epyc = { flag_default = 0 } }
 
 local function plan_for(M, extra, entries)
   local job = fake.job(entries or {}, extra)
@@ -76,6 +79,63 @@ describe("spank_job_env", function()
     assert.are.equal("", M.options(job)["lwk"])
     job = { spank_job_env = { [1] = opt("lwk", "os=3") }, spank_job_env_size = 2 }
     assert.are.equal("os=3", M.options(job)["lwk"])
+  end)
+end)
+
+-- A batch job whose environment holds VARS: slurmctld gives Lua a table
+-- read by name (reading it for a job without a script logs a line).
+local function batch_job(vars, entries, extra)
+  local job = fake.job(entries or {}, extra)
+  job.script = "#!/bin/sh\ntrue\n"
+  job.environment = setmetatable({}, { __index = function(_, k) return vars[k] end })
+  return job
+end
+
+describe("options in a batch job's environment", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  it("reads srun's SLURM_SPANK_ form and slurmstepd's remote form", function()
+    local opts = M.options(batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk = "os=1" }))
+    assert.are.equal("os=1", opts["lwk"])
+    opts = M.options(batch_job({ _SLURM_SPANK_OPTION_lwk_contention_aware = "",
+                                 _SLURM_SPANK_OPTION_lwk_sync_monitor = "(null)" }))
+    assert.are.equal("", opts["contention-aware"])
+    assert.are.equal("", opts["sync-monitor"])
+  end)
+
+  it("lets the command line win and says what only the environment gave", function()
+    local job = batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk = "os=3",
+                            SLURM_SPANK__SLURM_SPANK_OPTION_lwk_sync_monitor = "" },
+                          { opt("lwk", "os=2") })
+    local opts, env_only = M.options_split(job)
+    assert.are.equal("os=2", opts["lwk"])
+    assert.are.same({ ["sync-monitor"] = "" }, env_only)
+  end)
+
+  it("never reads the environment of a job without a script (srun, salloc)", function()
+    local job = fake.job({})
+    job.environment = setmetatable({}, { __index = function() error("read for a job without a script") end })
+    assert.is_nil(next(M.options(job)))
+  end)
+
+  it("refuses --lwk exported into a co-scheduling partition, and notes it for updates", function()
+    local job = batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk = "os=1" }, {}, { partition = "cosched" })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.truthy(fake.user[1]:find("lwk: --lwk: partition cosched shares nodes between jobs", 1, true), fake.user[1])
+    job = batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = "" }, {}, { partition = "batch", admin_comment = "site note" })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.are.equal(0, job.shared)
+    assert.are.equal("site note; lwk-options: --lwk", job.admin_comment)
+    job = batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_contention_aware = "" }, {}, { partition = "batch" })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.truthy(fake.user[2]:find("lwk: --contention-aware: partition batch does not co-schedule", 1, true), fake.user[2])
+  end)
+
+  it("leaves the admin comment alone when the command line carries everything", function()
+    local job = batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = "os=2" }, { opt("lwk", "os=2") }, { partition = "batch" })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.is_nil(job.admin_comment)
   end)
 end)
 
@@ -162,7 +222,9 @@ describe("die placement", function()
   it("packs as many tasks on a die as fit, and never more", function()
     assert.are.equal(3, plan({ partition = "batch", num_tasks = 4, cpus_per_task = 2 }).set.ntasks_per_socket)
     assert.are.equal(1, plan({ partition = "batch", cpus_per_task = 4 }).set.ntasks_per_socket)
-    assert.is_nil(plan({ partition = "batch", cpus_per_task = 12 }).set.ntasks_per_socket)
+    -- A task wider than a die: one a die, or Slurm spreads its cores
+    -- over as many dies as it has cores (issue 14, section 4).
+    assert.are.equal(1, plan({ partition = "batch", cpus_per_task = 12 }).set.ntasks_per_socket)
     assert.is_nil(plan({ partition = "batch", ntasks_per_socket = 2 }).set.ntasks_per_socket)
     assert.is_nil(plan({ partition = "batch", ntasks_per_socket = 6 }).reject)
   end)
@@ -287,7 +349,7 @@ describe("plugin options", function()
 
   it("refuses --lwk in a co-scheduling partition, naming the others", function()
     local p = plan({ partition = "cosched" }, { opt("lwk") })
-    assert.truthy(p.reject:find("lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes; use --partition=batch or --partition=plain or --partition=xeon", 1, true), p.reject)
+    assert.truthy(p.reject:find("lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes; use --partition=batch or --partition=epyc or --partition=plain or --partition=xeon", 1, true), p.reject)
   end)
 
   it("--sync-monitor alone changes nothing", function()
@@ -327,7 +389,7 @@ describe("slurm_job_submit", function()
     local job = fake.job({}, { partition = "batch", num_tasks = 3 })
     assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
     assert.are.equal(6, job.min_cpus)
-    assert.truthy(fake.logs[1]:find("[CPUs 3 -> 6]", 1, true))
+    assert.truthy(fake.logs[1]:find("[CPUs 3 -> 6 (1 die(s))]", 1, true), fake.logs[1])
     assert.are.equal(0, #fake.user)
   end)
 
@@ -342,13 +404,15 @@ describe("config reloading", function()
   it("applies an edit at the next call and logs each new error once", function()
     local M = load_policy(SITE)
     M.site_text = SITE .. "Bogus=1\n"
+    local _, bogus_line = SITE:gsub("\n", "")
+    bogus_line = bogus_line + 1
     local job = fake.job({ opt("lwk") })
     assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 0))
     assert.truthy(fake.user[1]:find("'Bogus=1' does not start a record", 1, true))
     assert.are.equal(slurm.ERROR, slurm_job_submit(fake.job({ opt("lwk") }), PARTS, 0))
     local errors = 0
     for _, l in ipairs(fake.logs) do
-      if l:find("^error: lwk: job_submit.lua: .*lwk_policy.conf line 9:") then errors = errors + 1 end
+      if l:find("^error: lwk: job_submit.lua: .*lwk_policy.conf line " .. bogus_line .. ":") then errors = errors + 1 end
     end
     assert.are.equal(1, errors)
     assert.are.equal(slurm.SUCCESS, slurm_job_submit(fake.job({}), PARTS, 0))
@@ -380,6 +444,114 @@ describe("slurm_job_modify", function()
     local jd = { cpus_per_task = 64 }
     assert.are.equal(slurm.ERROR, slurm_job_modify(jd, { partition = "batch" }, PARTS, 0))
     assert.truthy(fake.user[1]:find("nearest valid: --cpus-per-task=48", 1, true))
+  end)
+end)
+
+describe("slurm_job_modify of a job's partition", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  -- A pending job's record as slurmctld shows it to Lua.
+  local function rec(partition, entries, extra)
+    local r = fake.job(entries, extra)
+    r.partition = partition
+    return r
+  end
+
+  it("refuses to move a --lwk job into a co-scheduling partition, naming the rule", function()
+    assert.are.equal(slurm.ERROR,
+      slurm_job_modify({ partition = "cosched" }, rec("batch", { opt("lwk", "os=1") }), PARTS, 1000))
+    assert.truthy(fake.user[1]:find("lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes", 1, true), fake.user[1])
+  end)
+
+  it("refuses to move a --contention-aware job out of the co-scheduling partition", function()
+    assert.are.equal(slurm.ERROR,
+      slurm_job_modify({ partition = "batch" }, rec("cosched", { opt("contention_aware") }), PARTS, 1000))
+    assert.truthy(fake.user[1]:find("lwk: --contention-aware: partition batch does not co-schedule jobs by dies; use --partition=cosched", 1, true), fake.user[1])
+  end)
+
+  it("judges options that came from the environment, kept in the admin comment", function()
+    local r = rec("batch", {}, { admin_comment = "site note; lwk-options: --lwk=os=1 --sync-monitor" })
+    assert.are.same({ lwk = "os=1", ["sync-monitor"] = "" }, M.record_options(r))
+    assert.are.equal(slurm.ERROR, slurm_job_modify({ partition = "cosched" }, r, PARTS, 1000))
+    assert.truthy(fake.user[1]:find("lwk: --lwk: partition cosched", 1, true))
+  end)
+
+  it("lets other jobs and allowed moves through", function()
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify({ partition = "cosched" }, rec("batch", {}), PARTS, 1000))
+    assert.are.equal(slurm.SUCCESS,
+      slurm_job_modify({ partition = "plain" }, rec("batch", { opt("lwk") }), PARTS, 1000))
+    assert.are.equal(slurm.SUCCESS,
+      slurm_job_modify({ time_limit = 5 }, rec("cosched", { opt("lwk") }), PARTS, 1000))
+    assert.are.equal(0, #fake.user)
+  end)
+end)
+
+describe("die placement on many-die nodes with threads (16 dies x 4 cores x 2)", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  local function plan(extra) extra.partition = "epyc"; return plan_for(M, extra) end
+
+  -- What Slurm 22.05 gave on the declared-topology dev cluster with
+  -- these fields (testsuite/integration/t40-policy.sh): exact dies.
+  it("keeps a task wider than a die on the fewest dies", function()
+    for _, c in ipairs({ { 9, 16 }, { 12, 16 }, { 16, 16 }, { 17, 24 }, { 64, 64 } }) do
+      local p = plan({ num_tasks = 1, cpus_per_task = c[1], pn_min_cpus = c[1] })
+      assert.is_nil(p.reject)
+      assert.are.equal(1, p.set.ntasks_per_socket, "-c " .. c[1])
+      assert.are.equal(c[2], p.set.min_cpus or c[1], "-c " .. c[1])
+      assert.are.equal(c[2], p.set.pn_min_cpus or c[1], "-c " .. c[1])
+    end
+  end)
+
+  it("rounds several wide tasks to the dies they fill together", function()
+    local p = plan({ num_tasks = 2, cpus_per_task = 9 })
+    assert.are.equal(24, p.set.min_cpus)
+    assert.are.equal(1, p.set.ntasks_per_socket)
+  end)
+
+  it("never asks for more tasks' CPUs than the rounded dies hold", function()
+    -- 3 tasks of 3 CPUs: 2 a die, 2 dies; 16 CPUs would make Slurm
+    -- count 5 tasks and take a third die.
+    local p = plan({ num_tasks = 3, cpus_per_task = 3 })
+    assert.are.equal(2, p.set.ntasks_per_socket)
+    assert.are.equal(12, p.set.min_cpus)
+    -- 4 tasks of 6 CPUs: one a die, 4 dies (Slurm never splits them).
+    p = plan({ num_tasks = 4, cpus_per_task = 6 })
+    assert.are.equal(1, p.set.ntasks_per_socket)
+    assert.is_nil(p.set.min_cpus)
+  end)
+
+  it("never lowers a CPU minimum", function()
+    -- 13 CPUs in tasks of 2: 7 tasks, 4 a die, 2 dies of 16 CPUs.
+    local p = plan({ num_tasks = 1, cpus_per_task = 2, min_cpus = 13 })
+    assert.are.equal(16, p.set.min_cpus)
+    p = plan({ num_tasks = 1, cpus_per_task = 9, min_cpus = 16 })
+    assert.are.equal(24, p.set.min_cpus) -- Slurm counts 2 tasks of 9: 3 dies
+  end)
+
+  it("counts one CPU a core with --threads-per-core=1", function()
+    local p = plan({ num_tasks = 1, cpus_per_task = 20, threads_per_core = 1 })
+    assert.are.equal(1, p.set.ntasks_per_socket)
+    assert.is_nil(p.set.min_cpus) -- 20 CPUs are 5 whole dies of 4 cores
+    p = plan({ num_tasks = 1, cpus_per_task = 5, threads_per_core = 1 })
+    assert.are.equal(8, p.set.min_cpus)
+    p = plan({ num_tasks = 9, threads_per_core = 1 })
+    assert.are.equal(4, p.set.ntasks_per_socket)
+    assert.are.equal(12, p.set.min_cpus)
+    local r = plan({ cpus_per_task = 65, threads_per_core = 1 })
+    assert.truthy(r.reject and r.reject:find("16 dies x 4 CPUs at --threads-per-core=1); nearest valid: --cpus-per-task=64", 1, true), r.reject)
+  end)
+
+  it("refuses more dies than a node has, naming the nearest valid request", function()
+    local r = plan({ num_tasks = 2, cpus_per_task = 129, max_nodes = 1 })
+    assert.truthy(r.reject and r.reject:find("--cpus-per-task=129 is more than a node of epyc has (16 dies x 8 CPUs); nearest valid: --cpus-per-task=128", 1, true), r.reject)
+    r = plan({ num_tasks = 3, cpus_per_task = 48, max_nodes = 1 })
+    assert.truthy(r.reject and r.reject:find("144 CPUs on at most 1 node(s)", 1, true), r.reject)
+    assert.truthy(r.reject:find("nearest valid: --nodes=2, or --ntasks=2", 1, true), r.reject)
+    r = plan({ ntasks_per_node = 3, cpus_per_task = 48 })
+    assert.truthy(r.reject and r.reject:find("nearest valid: --ntasks-per-node=2", 1, true), r.reject)
   end)
 end)
 
