@@ -436,12 +436,13 @@ wait_step0() {
 }
 
 # held_by JOB SECONDS: what job JOB holds on node1 while its task
-# "sleep SECONDS" runs: its partition's state, the node's IRQ affinities
+# "[/usr/bin/]sleep SECONDS" runs: its partition's state, the node's IRQ affinities
 # and hugepages, and the CPUs and memory nodes the task may use.
 held_by() {
 	local pid i
 	for ((i = 0; i < 40; i++)); do
-		pid=$(on_node node1 pgrep -xf "sleep $2" | head -1)
+		# srun runs its command by its full path.
+		pid=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$" | head -1)
 		[ -z "$pid" ] || break
 		sleep 0.25
 	done
