@@ -8,9 +8,13 @@
  *   task_post_fork  (root, per task)    the task's cgroup by its role
  *   job epilog      (lwk_jobscript.c)   teardown
  *
- * A setup the job made impossible (os= too big, mem= too large) fails
- * the job through its tasks, with the message in the job's output, not
- * the node (lwk_remote.c, on_error).
+ * A setup the job made impossible (os= too big, mem= too large, another
+ * job on the node) fails the job through its tasks, with the message in
+ * the job's output, not the node (lwk_remote.c, on_error).  So does a
+ * placement the node cannot make (no cgroup hierarchy; Slurm's cgroups
+ * without a cpuset), found before the tasks exist: a task_post_fork
+ * failure of the batch step would be a failed batch launch, which Slurm
+ * answers by draining the node.
  */
 #include <stdio.h>
 #include <string.h>
@@ -107,6 +111,12 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 		part_ready = true;
 		return;
 	}
+	/* No cgroup hierarchy to place the tasks in: said before anything
+	 * is set up. */
+	if (lwk_part_placeable(&r, job, NULL, err, sizeof(err))) {
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
+		return;
+	}
 	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
 			 "lwk: --lwk: Slurm gave no cores of job %u on %s", job, node);
@@ -150,12 +160,35 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 			   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp);
 }
 
+/* The text of a /proc/<pid>/cgroup file (empty when unreadable). */
+static void read_cgroups(const char *path, char *text, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(text, 1, len - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+}
+
 int lwk_remote_lwk_user_init(spank_t sp)
 {
-	char env[8192];
+	struct lwk_part_roots r;
+	char env[8192], text[8192], err[512];
 
 	if (!part_ready)
 		return 0;
+	/* slurmstepd is in the step's cgroups by now (task/cgroup made them
+	 * just before), as its tasks will be: judge the placement here, so
+	 * that a refusal reaches each task's stderr (task_init_privileged)
+	 * rather than failing the launch. */
+	roots(sp, &r);
+	read_cgroups("/proc/self/cgroup", text, sizeof(text));
+	if (lwk_part_placeable(&r, part.job, text, err, sizeof(err))) {
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
+		slurm_error("lwk: job %u: %s", part.job, err);
+		return 0;
+	}
 	lwk_part_env(&part, role_of(sp), NULL, env, sizeof(env));
 	for (char *save = NULL, *line = strtok_r(env, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -178,8 +211,6 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	char path[64], text[8192], err[512], isolation[64], where[800];
 	pid_t pid = 0;
 	uint32_t task = 0;
-	FILE *f;
-	size_t n;
 	enum lwk_part_role role;
 
 	if (!part_ready)
@@ -188,17 +219,15 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	spank_get_item(sp, S_TASK_PID, &pid);
 	spank_get_item(sp, S_TASK_ID, &task);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
+	read_cgroups(path, text, sizeof(text));
 	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
 	role = role_of(sp);
 	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), isolation,
 			   sizeof(isolation), err, sizeof(err))) {
-		/* Its task is not yet running the job's program: failing here
-		 * fails the step, not the node. */
+		/* What the job or the site's configuration makes impossible
+		 * was refused before the fork (user_init); what is left is
+		 * the node's kernel refusing a cgroup write: the step fails
+		 * (the batch step: Slurm drains the node, a node fault). */
 		slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
 		return -1;
 	}

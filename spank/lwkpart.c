@@ -1003,6 +1003,23 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	}
 	k.text[0] = '\0';
+	{
+		/* The partition moves the node's IRQs and takes its memory
+		 * (McKernel: its CPUs), and the IRQ affinities it saves are
+		 * what the node gets back: one job per node, whatever Slurm
+		 * allocated (an oversubscribed partition gives every job all
+		 * the CPUs). */
+		char other[400];
+
+		if (lwk_node_other_job(r, job, other, sizeof(other))) {
+			rc = ERR("lwk: --lwk: %s is not this job's alone: %s; --lwk needs a node no "
+				 "other job uses (submit with --exclusive, outside a co-scheduling "
+				 "partition)", r->node, other);
+			if (!state[0])
+				remove_state(r, job);
+			goto out;
+		}
+	}
 	if (state[0]) {
 		/* A setup cut short (slurmstepd killed in it): undo what it
 		 * did (the job runs: kill nothing), then set up anew. */
@@ -1191,28 +1208,78 @@ static int own_cgroup(const struct lwk_part_roots *r, const struct lwk_part *p,
 	return rc;
 }
 
+static int no_hierarchy(const struct lwk_part_roots *r, char *err, size_t errlen)
+{
+	return ERR("lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under %s on %s", r->cgroup_root,
+		   r->node);
+}
+
+/*
+ * Where the tasks of job go, judged from the cgroups of a process of
+ * the step (proc_cgroup): 1 Slurm's cgroup of the step (path in step,
+ * job_len long up to and with the job's part); 0 the plugin's own
+ * cgroups (Slurm made none); -1 nowhere, with the reason.  One decision
+ * for lwk_part_place (each task) and lwk_part_placeable (before them).
+ */
+static int placement_of(const struct lwk_part_roots *r, uint32_t job, enum lwk_cgroup_version v,
+			const char *proc_cgroup, char *step, size_t steplen, size_t *job_len,
+			char *err, size_t errlen)
+{
+	char path[768], want[40];
+
+	if (v == LWK_CGROUP_NONE)
+		return no_hierarchy(r, err, errlen);
+	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
+	    slurm_step_cgroup(path, job, v, step, steplen, job_len) == 0)
+		return 1;
+	snprintf(want, sizeof(want), "/job_%" PRIu32 "/", job);
+	if (strstr(proc_cgroup, want) || (want[strlen(want) - 1] = '\n', strstr(proc_cgroup, want)))
+		/* Slurm holds the task in cgroups of the job, but not in a
+		 * cpuset one (v1 without ConstrainCores): moving it out would
+		 * take it from Slurm's other limits. */
+		return ERR("lwk: --lwk: Slurm's cgroups of job %" PRIu32 " on %s have no cpuset of "
+			   "the step (cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes "
+			   "there, or no Slurm cgroups at all", job, r->node);
+	return 0;
+}
+
+int lwk_part_placeable(const struct lwk_part_roots *r, uint32_t job, const char *proc_cgroup,
+		       char *err, size_t errlen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	char step[768];
+	size_t job_len;
+
+	if (!proc_cgroup)
+		return v == LWK_CGROUP_NONE ? no_hierarchy(r, err, errlen) : 0;
+	return placement_of(r, job, v, proc_cgroup, step, sizeof(step), &job_len, err, errlen) < 0
+		       ? -1
+		       : 0;
+}
+
 int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
 		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen)
 {
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
 	struct lwk_cgroup cg;
-	char path[768], step[768], job[40];
+	char step[768];
 	size_t job_len = 0;
+	int at;
 
 	snprintf(isolation, isolen, "none");
 	if (v == LWK_CGROUP_NONE)
-		return ERR("lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under %s on %s",
-			   r->cgroup_root, r->node);
+		return no_hierarchy(r, err, errlen);
 	/* McKernel runs the job's processes on the App cores itself: every
 	 * task here is an mcexec or a helper, all Linux-side. */
 	if (!strcmp(p->backend, "mckernel"))
 		role = LWK_ROLE_DELEGATION;
 	if (!proc_cgroup[0])
 		return ERR("lwk: --lwk: cannot read the cgroups of task %d", (int)pid);
-	snprintf(job, sizeof(job), "/job_%" PRIu32 "/", p->job);
-	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
-	    slurm_step_cgroup(path, p->job, v, step, sizeof(step), &job_len) == 0) {
+	at = placement_of(r, p->job, v, proc_cgroup, step, sizeof(step), &job_len, err, errlen);
+	if (at < 0)
+		return -1;
+	if (at == 1) {
 		/* Slurm's cgroup of the step: Slurm keeps tracking,
 		 * signalling and removing it. */
 		char line[800];
@@ -1225,13 +1292,6 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		snprintf(line, sizeof(line), "jobcg %.*s\n", (int)job_len, step);
 		if (record_once(r, p->job, line, err, errlen))
 			return -1;
-	} else if (strstr(proc_cgroup, job) || (job[strlen(job) - 1] = '\n', strstr(proc_cgroup, job))) {
-		/* Slurm holds the task in cgroups of the job, but not in a
-		 * cpuset one (v1 without ConstrainCores): moving it out would
-		 * take it from Slurm's other limits. */
-		return ERR("lwk: --lwk: Slurm's cgroups of job %" PRIu32 " on %s have no cpuset of "
-			   "the step (cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes "
-			   "there, or no Slurm cgroups at all", p->job, r->node);
 	} else if (own_cgroup(r, p, role, &cg, err, errlen) ||
 		   lwk_cgroup_attach(&cg, pid, err, errlen)) {
 		return -1;
@@ -1271,4 +1331,275 @@ int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		}
 	}
 	return 0;
+}
+
+/* ---- whose node (under the node lock, before a setup) ------------------ */
+
+static bool numeric(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool is_dir_at(int dfd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type == DT_DIR)
+		return true;
+	if (e->d_type != DT_UNKNOWN)
+		return false;
+	return fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Another job's state directory: what it holds, or NULL when it holds
+ * nothing but a setup's lock (a job waiting for the node lock, which
+ * will find ours). */
+static const char *state_holds(const char *dir)
+{
+	const char *what = NULL;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, "lwk.lock"))
+			continue;
+		if (!strcmp(e->d_name, "lwk.state")) {
+			what = "has a --lwk partition there";
+			break;
+		}
+		if (!strncmp(e->d_name, "syncmon.", 8))
+			what = "has a --sync-monitor sampler there";
+		else if (!what)
+			what = "has slurm-lwk state there";
+	}
+	closedir(d);
+	return what;
+}
+
+/* Are there processes in cgroup dir or below it (depth levels)?  A job
+ * cgroup Slurm left empty is no job on the node. */
+static bool cgroup_busy(const char *dir, int depth)
+{
+	char path[4200];
+	struct dirent *e;
+	bool busy = false;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (f) {
+		busy = fgetc(f) != EOF;
+		fclose(f);
+	}
+	if (busy || depth == 0 || !(d = opendir(dir)))
+		return busy;
+	while (!busy && (e = readdir(d)))
+		if (e->d_name[0] != '.' && is_dir_at(dirfd(d), e)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			busy = cgroup_busy(path, depth - 1);
+		}
+	closedir(d);
+	return busy;
+}
+
+/* Is cgroup dir a job's: named job_<n> (Slurm up to 25.11), or holding
+ * a step_* cgroup (whatever the job's name, as with 26.05's SLUIDs)? */
+static bool job_cgroup(const char *dir, const char *name)
+{
+	struct dirent *e;
+	bool job = !strncmp(name, "job_", 4) && numeric(name + 4);
+	DIR *d;
+
+	if (job || !(d = opendir(dir)))
+		return job;
+	while (!job && (e = readdir(d)))
+		job = !strncmp(e->d_name, "step_", 5) && is_dir_at(dirfd(d), e);
+	closedir(d);
+	return job;
+}
+
+/* A busy job cgroup in dir other than ours: 1 with what, else 0. */
+static int other_job_cgroup_in(const char *dir, const char *ours, char *what, size_t len)
+{
+	char path[4400];
+	struct dirent *e;
+	int found = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, ours) || !is_dir_at(dirfd(d), e))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		/* job_<n> Slurm's name; anything else is named as it is. */
+		if (job_cgroup(path, e->d_name) && cgroup_busy(path, 3)) {
+			snprintf(what, len, "job %.100s runs there (its cgroup %.200s)",
+				 strncmp(e->d_name, "job_", 4) ? e->d_name : e->d_name + 4, path);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * One line of /proc/self/cgroup ("<id>:<controllers>:<path>"): the
+ * directory of the job level in that hierarchy and our name there.  The
+ * job level is the component named job_<job>, else the one above the
+ * first step_* component.  0, or -1 when the line has no job level.
+ */
+static int job_level(const struct lwk_part_roots *r, uint32_t job, const char *line, size_t n,
+		     char *parent, size_t plen, char *ours, size_t olen)
+{
+	char l[4096], want[32], *ctrls, *path, *c, *hit = NULL, *end;
+	struct stat st;
+	int w;
+
+	if (n >= sizeof(l))
+		return -1;
+	memcpy(l, line, n);
+	l[n] = '\0';
+	ctrls = strchr(l, ':');
+	path = ctrls ? strchr(ctrls + 1, ':') : NULL;
+	if (!path)
+		return -1;
+	*ctrls++ = '\0';
+	*path++ = '\0';
+	if (path[0] != '/')
+		return -1;
+	snprintf(want, sizeof(want), "job_%" PRIu32, job);
+	for (c = path + 1; *c; c = *end ? end + 1 : end) {
+		end = strchr(c, '/');
+		if (!end)
+			end = c + strlen(c);
+		if ((size_t)(end - c) == strlen(want) && !strncmp(c, want, strlen(want))) {
+			hit = c;
+			break;
+		}
+		if (!hit && *end == '/' && !strncmp(end + 1, "step_", 5))
+			hit = c;
+	}
+	if (!hit)
+		return -1;
+	end = strchr(hit, '/');
+	if (end)
+		*end = '\0';
+	snprintf(ours, olen, "%s", hit);
+	hit[-1] = '\0'; /* path is now the parent of the job level */
+	/* v2 at the root, or in a hybrid's unified mount; v1 by its
+	 * controllers' mount (named hierarchies by their name). */
+	for (int i = 0; i < 2; i++) {
+		if (ctrls[0])
+			w = snprintf(parent, plen, "%s/%s%s", r->cgroup_root,
+				     strncmp(ctrls, "name=", 5) ? ctrls : ctrls + 5, path);
+		else
+			w = snprintf(parent, plen, "%s%s%s", r->cgroup_root, i ? "/unified" : "", path);
+		if (w > 0 && (size_t)w < plen) {
+			char mine[4600];
+
+			snprintf(mine, sizeof(mine), "%s/%s", parent, ours);
+			if (stat(mine, &st) == 0 && S_ISDIR(st.st_mode))
+				return 0;
+		}
+		if (ctrls[0])
+			break;
+	}
+	return -1;
+}
+
+static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
+{
+	char path[4200], text[8192], parent[4200], ours[256];
+	size_t n = 0;
+	int fd;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "%s/self/cgroup", r->proc);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (n < sizeof(text) - 1 && (got = read(fd, text + n, sizeof(text) - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	text[n] = '\0';
+	for (const char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		const char *base;
+
+		nl = strchr(line, '\n');
+		if (job_level(r, job, line, nl ? (size_t)(nl - line) : strlen(line), parent,
+			      sizeof(parent), ours, sizeof(ours)))
+			continue;
+		if (other_job_cgroup_in(parent, ours, what, len))
+			return 1;
+		/* v1 keeps each user's jobs under uid_<n>: the other users'
+		 * jobs are cousins. */
+		base = strrchr(parent, '/');
+		if (base && !strncmp(base + 1, "uid_", 4) && numeric(base + 5)) {
+			char up[4200], mine[64], cousin[4500];
+			struct dirent *e;
+			DIR *d;
+
+			snprintf(mine, sizeof(mine), "%s", base + 1);
+			snprintf(up, sizeof(up), "%.*s", (int)(base - parent), parent);
+			d = opendir(up);
+			while (d && (e = readdir(d))) {
+				if (strncmp(e->d_name, "uid_", 4) || !numeric(e->d_name + 4) ||
+				    !strcmp(e->d_name, mine))
+					continue;
+				snprintf(cousin, sizeof(cousin), "%s/%s", up, e->d_name);
+				if (other_job_cgroup_in(cousin, ours, what, len)) {
+					closedir(d);
+					return 1;
+				}
+			}
+			if (d)
+				closedir(d);
+		}
+	}
+	return 0;
+}
+
+int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
+{
+	char dir[4200];
+	uint32_t *jobs = malloc(4096 * sizeof(*jobs));
+	int n = jobs ? lwk_state_jobs(r->state_root, r->node, jobs, 4096) : 0;
+	struct dirent *e;
+	DIR *d;
+
+	for (int i = 0; i < n; i++) {
+		const char *holds;
+
+		if (jobs[i] == job)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s/%" PRIu32, r->state_root, r->node, jobs[i]);
+		if ((holds = state_holds(dir))) {
+			snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
+			free(jobs);
+			return 1;
+		}
+	}
+	free(jobs);
+	snprintf(dir, sizeof(dir), "%s/%s/casas", r->state_root, r->node);
+	if ((d = opendir(dir))) {
+		while ((e = readdir(d)))
+			if (numeric(e->d_name) && strtoul(e->d_name, NULL, 10) != job) {
+				snprintf(what, len, "job %.20s shares it by dies under --contention-aware",
+					 e->d_name);
+				closedir(d);
+				return 1;
+			}
+		closedir(d);
+	}
+	return other_job_cgroup(r, job, what, len);
 }

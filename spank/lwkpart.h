@@ -76,7 +76,8 @@ enum lwk_part_role { LWK_ROLE_APP, LWK_ROLE_DELEGATION };
 /*
  * Set up the partition of `job` for the plan of job_cpus on topology t.
  * 1: set up now; 0: it already was (p read from the state); -1: error
- * in err, for the user, and nothing left behind.
+ * in err, for the user, and nothing left behind.  Refused while another
+ * job is on the node (lwk_node_other_job, under the node lock).
  */
 int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
@@ -96,6 +97,31 @@ int lwk_part_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_part 
 int lwk_part_place(const struct lwk_part_roots *r, const struct lwk_part *p,
 		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
 		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen);
+
+/*
+ * Can the tasks of job be placed on this node?  Judged before any task
+ * exists, the way lwk_part_place will judge each task: from the cgroups
+ * of the step's slurmstepd (proc_cgroup: its /proc/self/cgroup text,
+ * read once Slurm put it in the step's cgroups, where its tasks go too),
+ * or, with proc_cgroup NULL, from the cgroup hierarchy alone.  0, or -1
+ * with the reason in err.
+ */
+int lwk_part_placeable(const struct lwk_part_roots *r, uint32_t job, const char *proc_cgroup,
+		       char *err, size_t errlen);
+
+/*
+ * Does another job than `job` use this node?  Its trace: a state
+ * directory <state_root>/<node>/<other>/ holding more than a setup's
+ * lock (a partition, a sampler), a die split record
+ * <state_root>/<node>/casas/<other>, or a sibling of the job's own
+ * cgroup (v2 and each v1 hierarchy; on v1 also under the other uid_<n>
+ * directories) that is a job's and has processes.  The job's own cgroup
+ * is the one the caller (the step's slurmstepd) is in, read from
+ * <proc>/self/cgroup, whatever Slurm named it.  0: none; 1: `what`
+ * names the other job ("job 12 has a --lwk partition there").  Call it
+ * under the node lock.
+ */
+int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len);
 
 /*
  * Undo everything the state of `job` records: kill what is left in the

@@ -394,3 +394,186 @@ test_mckernel_requested_where_it_is_not_installed_fails_the_job() {
 		"$LWK_WORK/err"
 	all_nodes_usable
 }
+
+# ---- --lwk owns its node (issue 14, 2) -----------------------------------
+# A --lwk partition moves the node's IRQs and takes its memory (with
+# McKernel, its CPUs): it is refused, under the node lock, while another
+# job has slurm-lwk state, a partition, a die split record or a job
+# cgroup on the node, by failing the job's tasks (never the node).
+
+# Slurm's job cgroups here?  (lib.sh's slurm_cgroups pipes into grep -q,
+# whose early exit fails the pipe now and then under pipefail.)
+slurm_job_cgroups() {
+	[ "$(scontrol show config | grep -c '^ProctrackType *= proctrack/cgroup')" -gt 0 ]
+}
+
+need_cosched_partition() {
+	need_private
+	scontrol show partition cosched >/dev/null 2>&1 ||
+		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
+}
+
+# cosched_job OUT WRAP [SBATCH OPTIONS...]: a job of the co-scheduling
+# partition (OverSubscribe=FORCE) on node1 asking for all its cores, as
+# the jobs there do (Slurm allocated it "the whole node"); its id.
+cosched_job() {
+	local out=$1 wrap=$2 jid
+	shift 2
+	jid=$(sbatch --parsable -p cosched -w node1 -n "$(node_cores node1)" -o "$out" "$@" --wrap "$wrap") ||
+		fail "sbatch -p cosched failed"
+	defer scancel "$jid"
+	echo "$jid"
+}
+
+# wait_step0 JOB: until step 0 of JOB runs.
+wait_step0() {
+	local i
+	for ((i = 0; i < 240; i++)); do
+		squeue -h -j "$1" -s -o %i 2>/dev/null | grep -q "^$1\.0$" && return 0
+		sleep 0.25
+	done
+	fail "step $1.0 did not start within 60 s: $(scontrol show job "$1" | grep -oE '(JobState|Reason|NodeList)=[^ ]+' | tr '\n' ' ')"
+}
+
+# held_by JOB SECONDS: what job JOB holds on node1 while its task
+# "[/usr/bin/]sleep SECONDS" runs: its partition's state, the node's IRQ affinities
+# and hugepages, and the CPUs and memory nodes the task may use.
+held_by() {
+	local pid i
+	for ((i = 0; i < 40; i++)); do
+		# srun runs its command by its full path.
+		pid=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$" | head -1)
+		[ -z "$pid" ] || break
+		sleep 0.25
+	done
+	[ -n "$pid" ] || fail "no task 'sleep $2' of job $1 on node1: $(squeue -h -j "$1" -s) $(cat "$LWK_WORK"/*.out)"
+	on_node node1 cat "$LWK_STATE_DIR/node1/$1/lwk.state" || echo "no partition of job $1"
+	node_snapshot node1
+	on_node node1 grep -E '^(Cpus|Mems)_allowed_list' "/proc/$pid/status"
+}
+
+# The job that came second failed with a message naming the first, set
+# up nothing, and the first still holds what it held.
+assert_refused_next_to() {
+	local jid=$1 other=$2 what=$3 out=$4
+	wait_job "$jid"
+	[ "$job_state" = FAILED ] ||
+		fail "job $jid ended $job_state next to job $other on node1 (expected a refusal): $(cat "$out")"
+	assert_grep "lwk: --lwk: node1 is not this job's alone: job $other $what" "$out" "job $jid's output"
+	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "job $jid left a partition on node1"
+	all_nodes_usable
+}
+
+# Reproduced on the host cluster before the fix: both jobs set up a
+# partition on node1 and both got App CPU 1; the second saved the first's
+# narrowed IRQ affinities as the ones to restore.
+test_two_lwk_jobs_of_the_cosched_partition_get_one_partition() {
+	need_cosched_partition
+	local j1 j2 before
+	j1=$(cosched_job "$LWK_WORK/own1.out" 'srun --lwk=os=1 sleep 3101')
+	wait_step0 "$j1"
+	before=$(held_by "$j1" 3101)
+	grep -q '^ready$' <<<"$before" || fail "job $j1 has no partition on node1: $before $(cat "$LWK_WORK/own1.out")"
+	j2=$(cosched_job "$LWK_WORK/own2.out" 'srun --lwk=os=1 printenv SLURM_LWK_APP_CPUS')
+	assert_refused_next_to "$j2" "$j1" "has a --lwk partition there" "$LWK_WORK/own2.out"
+	[ "$(held_by "$j1" 3101)" = "$before" ] ||
+		fail "job $j1's partition, IRQs or cpusets changed: $(diff <(echo "$before") <(held_by "$j1" 3101) | head -8)"
+}
+
+# A neighbour without slurm-lwk options leaves a trace only where Slurm
+# makes job cgroups; one with --sync-monitor has state everywhere.
+test_srun_lwk_next_to_a_job_with_a_sampler_is_refused() {
+	need_cosched_partition
+	local j1 j2 before
+	mkdir -p "$LWK_WORK/nb"
+	j1=$(cosched_job "$LWK_WORK/nb1.out" 'srun sleep 3102' --sync-monitor=dir="$LWK_WORK/nb")
+	wait_step0 "$j1"
+	before=$(node_snapshot node1)
+	j2=$(cosched_job "$LWK_WORK/nb2.out" 'srun --lwk=os=1 true')
+	assert_refused_next_to "$j2" "$j1" "has a --sync-monitor sampler there" "$LWK_WORK/nb2.out"
+	[ "$(node_snapshot node1)" = "$before" ] || fail "IRQ affinity or hugepages on node1 changed"
+	on_node node1 pgrep -f "lwk-syncmon --job $j1 " >/dev/null || fail "the sampler of job $j1 is gone"
+}
+
+test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
+	need_cosched_partition
+	slurm_job_cgroups || skip "a job without slurm-lwk options leaves no trace on a node without Slurm's job cgroups (proctrack/linuxproc): the clusters with Slurm's cgroups run this"
+	local j1 j2 before
+	j1=$(cosched_job "$LWK_WORK/pl1.out" 'srun sleep 3103')
+	wait_step0 "$j1"
+	before=$(node_snapshot node1)
+	j2=$(cosched_job "$LWK_WORK/pl2.out" 'srun --lwk=os=1 true')
+	assert_refused_next_to "$j2" "$j1" "runs there \(its cgroup " "$LWK_WORK/pl2.out"
+	[ "$(node_snapshot node1)" = "$before" ] || fail "IRQ affinity or hugepages on node1 changed"
+}
+
+# The batch step of a second --lwk job (its option passed by a client
+# without the plugin) on a node already partitioned: a refused batch
+# step fails the job, not the node.
+test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() {
+	need_cosched_partition
+	client_without_plugin
+	local j1 j2 before
+	j1=$(cosched_job "$LWK_WORK/bs1.out" 'srun --lwk=os=1 sleep 3104')
+	wait_step0 "$j1"
+	before=$(held_by "$j1" 3104)
+	j2=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=os=1 \
+		sbatch --parsable -p cosched -w node1 -n "$(node_cores node1)" --no-requeue \
+		-o "$LWK_WORK/bs2.out" --wrap 'echo the job ran' 2>"$LWK_WORK/bs2.err") ||
+		skip "the controller refused the second job at submission ($(cat "$LWK_WORK/bs2.err")): the node-side batch path is not reached"
+	defer scancel "$j2"
+	assert_refused_next_to "$j2" "$j1" "has a --lwk partition there" "$LWK_WORK/bs2.out"
+	assert_no_grep "the job ran" "$LWK_WORK/bs2.out" "job $j2's output"
+	[ "$(held_by "$j1" 3104)" = "$before" ] || fail "job $j1's partition, IRQs or cpusets changed"
+}
+
+# ---- a placement the node cannot make fails the job, not the node -------
+# (issue 14, 3.1).  Before: the batch step's task_post_fork failed, and
+# Slurm answered the failed batch launch by draining the node.
+
+# sbatch --lwk on node2 under a broken config; the job must fail with
+# REASON (an ERE) in its output, node2 stay usable, nothing stay behind.
+assert_batch_fails_with() {
+	local reason=$1 jid
+	jid=$(sbatch --parsable -N1 -w node2 --lwk --no-requeue -o "$LWK_WORK/place.out" \
+		--wrap 'echo the job ran') || fail "sbatch failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	echo "$jid" >"$LWK_WORK/place.jid"
+	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED: $(cat "$LWK_WORK/place.out" 2>&1) $(sinfo -h -N -n node2 -o '%N %t %E')"
+	assert_grep "$reason" "$LWK_WORK/place.out" "job $jid's output"
+	assert_no_grep "the job ran" "$LWK_WORK/place.out" "job $jid's output"
+	all_nodes_usable
+	wait_teardown node2 "$jid"
+}
+
+test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf dir=$LWK_WORK/no-cgroups
+	mkdir -p "$dir"
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	defer scontrol update nodename=node2 state=resume
+	sed -i "1s|\$| cgroup_root=$dir|" "$conf"
+	assert_batch_fails_with "^lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under $dir on node2"
+}
+
+# The issue's example: cgroup v1, proctrack/cgroup, ConstrainCores=no.
+test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
+	need_private
+	slurm_job_cgroups || skip "needs Slurm's job cgroups (the host cluster with LWK_DEVCLUSTER_CGROUP=1)"
+	on_node node2 test -d /sys/fs/cgroup/cpuset ||
+		skip "cgroup v2: the step's cgroup takes a cpuset whatever ConstrainCores says"
+	local cg=$LWK_DEV_DIR/cgroup.conf
+	[ -f "$cg" ] && grep -q '^ConstrainCores=yes' "$cg" || skip "no cgroup.conf with ConstrainCores=yes in $LWK_DEV_DIR to edit"
+	cp "$cg" "$LWK_WORK/cgroup.orig"
+	defer scontrol reconfigure
+	defer cp "$LWK_WORK/cgroup.orig" "$cg"
+	defer scontrol update nodename=node2 state=resume
+	sed -i 's/^ConstrainCores=yes/ConstrainCores=no/' "$cg"
+	scontrol reconfigure || fail "scontrol reconfigure failed"
+	sleep 2
+	assert_batch_fails_with "^lwk: --lwk: Slurm's cgroups of job [0-9]+ on node2 have no cpuset of the step \(cgroup.conf ConstrainCores=no\?\)"
+	cp "$LWK_WORK/cgroup.orig" "$cg"
+	scontrol reconfigure
+}

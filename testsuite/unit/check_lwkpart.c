@@ -75,6 +75,18 @@ static void chmod_tree(const char *rel, mode_t mode)
 	ck_assert_int_eq(chmod(p, mode), 0);
 }
 
+/* The absolute path of rel in the tree (one buffer per call site's
+ * use at a time: two calls in one expression use two of them). */
+static const char *tree_path(const char *rel)
+{
+	static char bufs[4][600];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", tree_root, rel);
+	return b;
+}
+
 static long hugepages(int node)
 {
 	char p[200];
@@ -325,7 +337,11 @@ START_TEST(the_sweep_tears_down_only_jobs_that_are_gone)
 
 	node_tree();
 	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	/* Two partitions on one node, which setup now refuses (what an
+	 * older plugin left): job 42's state out of sight for job 43's. */
+	ck_assert_int_eq(rename(tree_path("state/n1/42"), tree_path("state/n1/hidden")), 0);
 	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(rename(tree_path("state/n1/hidden"), tree_path("state/n1/42")), 0);
 	lwk_topology_free(t);
 	ck_assert_int_eq(lwk_part_sweep(&roots, only_43_alive, log, sizeof(log)), 1);
 	ck_assert_ptr_nonnull(strstr(log, "swept job 42"));
@@ -453,6 +469,179 @@ START_TEST(mckernel_tools_run_only_when_root_owns_them)
 }
 END_TEST
 
+/* ---- --lwk owns its node (issue 14, 2) ------------------------------- */
+
+/* tree_put with the parent directories made. */
+static void put(const char *rel, const char *text)
+{
+	char dir[600];
+
+	snprintf(dir, sizeof(dir), "%s", rel);
+	*strrchr(dir, '/') = '\0';
+	tree_mkdir(dir);
+	tree_put(rel, text);
+}
+
+/* Job 42's setup while job `other` left `rel` (a file) on the node. */
+static void refused_by(const char *rel, const char *content, const char *expect)
+{
+	struct lwk_part p;
+	char what[400];
+
+	node_tree();
+	put(rel, content);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_str_eq(what, expect);
+	ck_assert_int_eq(setup("os=2", &p), -1);
+	ck_assert_msg(strstr(err, "lwk: --lwk: n1 is not this job's alone: ") && strstr(err, expect),
+		      "%s", err);
+	/* Nothing done: IRQs as they were, no state of job 42. */
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7\n");
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.lock"));
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	tree_remove();
+}
+
+START_TEST(another_jobs_state_or_record_refuses_the_partition)
+{
+	refused_by("state/n1/7/lwk.state", "job 7\nready\n", "job 7 has a --lwk partition there");
+	refused_by("state/n1/8/syncmon.pid", "123\n", "job 8 has a --sync-monitor sampler there");
+	refused_by("state/n1/9/other", "", "job 9 has slurm-lwk state there");
+	refused_by("state/n1/casas/10", "job 10\n",
+		   "job 10 shares it by dies under --contention-aware");
+}
+END_TEST
+
+START_TEST(only_traces_of_other_jobs_count)
+{
+	struct lwk_part p;
+	char what[400] = "";
+
+	node_tree();
+	/* A job waiting for the node lock (its setup's lock only), a casas
+	 * record being written, the job's own record and state. */
+	put("state/n1/7/lwk.lock", "");
+	put("state/n1/casas/10.new", "");
+	put("state/n1/casas/42", "job 42\n");
+	put("state/n1/42/syncmon.pid", "1\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	ck_assert_int_eq(setup("os=2", &p), 1);
+	/* The second job: refused while the first has its partition. */
+	ck_assert_int_eq(lwk_node_other_job(&roots, 43, what, sizeof(what)), 1);
+	ck_assert_str_eq(what, "job 42 has a --lwk partition there");
+	tree_remove();
+}
+END_TEST
+
+/* Job 42's slurmstepd in a cgroup tree: v2 (one hierarchy) or v1
+ * (each controller's, jobs under uid_<n>). */
+START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
+{
+	char what[400];
+	struct lwk_part p;
+
+	node_tree();
+	put("proc/self/cgroup", "0::/s.slice/n1.scope/job_42/step_0/slurm\n");
+	put("cg/s.slice/n1.scope/job_42/step_0/slurm/cgroup.procs", "100\n");
+	/* Slurm's own "system" cgroup and a job cgroup left empty are no
+	 * job on the node. */
+	put("cg/s.slice/n1.scope/system/cgroup.procs", "99\n");
+	tree_mkdir("cg/s.slice/n1.scope/job_41/step_0/user/task_0");
+	put("cg/s.slice/n1.scope/job_41/step_0/user/task_0/cgroup.procs", "");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	/* A task of job 43 in a leaf three levels down. */
+	put("cg/s.slice/n1.scope/job_43/step_batch/user/task_0/cgroup.procs", "4343\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_msg(!strncmp(what, "job 43 runs there (its cgroup ", 30) &&
+			      strstr(what, "/cg/s.slice/n1.scope/job_43)"),
+		      "%s", what);
+	ck_assert_int_eq(setup("os=2", &p), -1);
+	ck_assert_ptr_nonnull(strstr(err, "job 43 runs there"));
+	tree_remove();
+
+	/* Jobs named otherwise (Slurm 26.05: by SLUID): ours is the one we
+	 * are in, a job is a cgroup with steps. */
+	node_tree();
+	put("proc/self/cgroup", "0::/s.slice/n1.scope/sXYZ42/step_0/slurm\n");
+	put("cg/s.slice/n1.scope/sXYZ42/step_0/slurm/cgroup.procs", "100\n");
+	put("cg/s.slice/n1.scope/sABC43/step_extern/cgroup.procs", "77\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
+	tree_remove();
+
+	/* v1: the freezer hierarchy (proctrack/cgroup), the other user's
+	 * jobs under their uid_<n>; a hierarchy without the job is left
+	 * alone. */
+	node_tree();
+	put("proc/self/cgroup", "12:cpuset:/\n"
+				     "6:freezer:/slurm_n1/uid_0/job_42/step_batch\n"
+				     "1:name=systemd:/system.slice/slurmd.service\n");
+	put("cg/freezer/slurm_n1/uid_0/job_42/step_batch/cgroup.procs", "100\n");
+	put("cg/freezer/slurm_n1/uid_0/job_40/cgroup.procs", "");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	put("cg/freezer/slurm_n1/uid_1000/job_44/step_0/cgroup.procs", "4444\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_msg(strstr(what, "job 44 runs there (its cgroup ") &&
+			      strstr(what, "/cg/freezer/slurm_n1/uid_1000/job_44)"),
+		      "%s", what);
+	tree_remove();
+
+	/* A hybrid host: the unified line is under <root>/unified. */
+	node_tree();
+	put("proc/self/cgroup", "0::/slurmstepd.scope/job_42/step_0/slurm\n");
+	put("cg/unified/slurmstepd.scope/job_42/step_0/slurm/cgroup.procs", "100\n");
+	put("cg/unified/slurmstepd.scope/job_45/step_0/user/cgroup.procs", "45\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_msg(!strncmp(what, "job 45 runs there", 17), "%s", what);
+	tree_remove();
+}
+END_TEST
+
+/* ---- a placement the node cannot make, found before the tasks -------- */
+
+START_TEST(placement_is_judged_before_the_tasks)
+{
+	node_tree();
+	/* v2 (the tree's cgroup.controllers), slurmstepd in the step. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/s.slice/n1.scope/job_42/step_0/slurm\n",
+					    err, sizeof(err)),
+			 0);
+	/* No Slurm cgroups: the plugin's own. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/user.slice\n", err, sizeof(err)), 0);
+	tree_remove();
+
+	/* v1 with proctrack/cgroup and ConstrainCores=no: Slurm's freezer
+	 * and memory cgroups of the job, no cpuset one. */
+	node_tree();
+	ck_assert_int_eq(unlink(tree_path("cg/cgroup.controllers")), 0);
+	tree_mkdir("cg/cpuset");
+	put("cg/cpuset/cpuset.cpus", "0-7\n");
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
+					    "6:freezer:/slurm_n1/uid_0/job_42/step_batch\n"
+					    "3:cpuset:/\n",
+					    err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lwk: --lwk: Slurm's cgroups of job 42 on n1 have no cpuset of the step "
+			      "(cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes there, "
+			      "or no Slurm cgroups at all");
+	/* With ConstrainCores=yes slurmstepd is in the step's cpuset too. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
+					    "6:freezer:/slurm_n1/uid_0/job_42/step_batch\n"
+					    "3:cpuset:/slurm_n1/uid_0/job_42/step_batch\n",
+					    err, sizeof(err)),
+			 0);
+	tree_remove();
+
+	/* No cgroup hierarchy at the configured root. */
+	tree_make("nocg");
+	roots.cgroup_root = tree_root;
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, NULL, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under "));
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories and tools must be root's. */
 Suite *lwkpart_suite(void)
 {
@@ -471,6 +660,10 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
 	tcase_add_test(tc, mckernel_boot_command_line);
 	tcase_add_test(tc, mckernel_tools_run_only_when_root_owns_them);
+	tcase_add_test(tc, another_jobs_state_or_record_refuses_the_partition);
+	tcase_add_test(tc, only_traces_of_other_jobs_count);
+	tcase_add_test(tc, a_busy_job_cgroup_next_to_ours_refuses_the_partition);
+	tcase_add_test(tc, placement_is_judged_before_the_tasks);
 	suite_add_tcase(s, tc);
 	return s;
 }
