@@ -81,7 +81,9 @@ slurmd_log() {
 
 # Does Slurm track jobs in cgroups here (job cgroups the plugin can use)?
 slurm_cgroups() {
-	scontrol show config | grep -q '^ProctrackType *= proctrack/cgroup'
+	# grep -c reads to the end: with -q it exits at the match, scontrol
+	# dies of SIGPIPE and pipefail turned a yes into a no.
+	[ "$(scontrol show config | grep -c '^ProctrackType *= proctrack/cgroup')" != 0 ]
 }
 
 need_private() {
