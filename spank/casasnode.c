@@ -648,6 +648,15 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 	rc = lwk_casas_load(r, rec->job, &have);
 	if (rc == 1) {
 		*rec = have;
+		if (probe_is_gone(r, &have)) {
+			/* Its first step ended (or was killed) without probing:
+			 * nothing else would re-plan a job alone on the node. */
+			replan_locked(r, alive, log, loglen);
+			lwk_casas_load(r, rec->job, rec);
+			close(nfd);
+			bind_memory(r, log, loglen);
+			return 0;
+		}
 		close(nfd);
 		return 0;
 	}
