@@ -261,7 +261,7 @@ int lwk_casas_split_exhaustive(const struct lwk_casas_job *jobs, unsigned int n,
 			       unsigned int ndies, enum lwk_objective objective,
 			       struct lwk_casas_decision *d, char *err, size_t errlen)
 {
-	static struct search s;
+	struct search s; /* not static: two threads of a slurmstepd may split */
 
 	if (check_input(jobs, n, ndies, d, err, errlen))
 		return -1;

@@ -54,10 +54,10 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	one_line(r->cgroup, cg, sizeof(cg));
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
-				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\nips=%s\n"
-				"dies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
-				r->job, r->status, why, cg, ac, am, opts, counters, r->probing, ips,
-				dies, cpus, mems, split);
+				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
+				"prober=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
+				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
+				r->prober_pid, r->prober_start, ips, dies, cpus, mems, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", NULL };
@@ -70,7 +70,9 @@ static int parse_set(const char *v, struct lwk_cpuset *s)
 int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *err,
 			   size_t errlen)
 {
-	static char line[16384];
+	/* On the stack: the probe thread and the step's main thread parse
+	 * at the same time (a shared buffer mixed two jobs' records). */
+	char line[16384];
 	const char *p = text;
 	bool have_job = false;
 
@@ -139,6 +141,22 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
 			      k > LWK_CASAS_MAX_POINTS;
 			r->probing = (unsigned int)k;
+		} else if (!strcmp(key, "prober")) {
+			char *end, *end2;
+			unsigned long pid;
+			unsigned long long start;
+
+			errno = 0;
+			pid = strtoul(v, &end, 10);
+			bad = errno || end == v || *end != ':' || !isdigit((unsigned char)v[0]) ||
+			      pid > 0x7fffffffUL;
+			if (!bad) {
+				start = strtoull(end + 1, &end2, 10);
+				bad = errno || end2 == end + 1 || *end2 ||
+				      !isdigit((unsigned char)end[1]);
+				r->prober_pid = (unsigned int)pid;
+				r->prober_start = start;
+			}
 		} else if (!strcmp(key, "ips")) {
 			bad = lwk_casas_curve_parse(v, &r->curve);
 		} else if (!strcmp(key, "dies")) {
@@ -242,18 +260,14 @@ static int make_dirs(const struct lwk_part_roots *r, char *err, size_t errlen)
 }
 
 /* Write the record whole or not at all: a temporary file, then rename. */
-static int store(const struct lwk_part_roots *r, const struct lwk_casas_record *rec, char *err,
-		 size_t errlen)
+static int store_text(const struct lwk_part_roots *r, uint32_t job, const char *text, size_t n,
+		      char *err, size_t errlen)
 {
-	static char text[32768];
 	char path[4200], tmp[4300];
-	size_t n = lwk_casas_record_format(rec, text, sizeof(text));
 	int fd;
 	ssize_t w;
 
-	if (n >= sizeof(text))
-		return ERR("lwk: casas record of job %u does not fit", rec->job);
-	lwk_casas_record_path(r, rec->job, path, sizeof(path));
+	lwk_casas_record_path(r, job, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -271,25 +285,46 @@ static int store(const struct lwk_part_roots *r, const struct lwk_casas_record *
 	return 0;
 }
 
+/* The record's text goes to the heap, never a static buffer: the probe
+ * thread and the step's main thread store and load at the same time. */
+enum { RECORD_TEXT = 32768 };
+
+static int store(const struct lwk_part_roots *r, const struct lwk_casas_record *rec, char *err,
+		 size_t errlen)
+{
+	char *text = malloc(RECORD_TEXT);
+	size_t n;
+	int rc;
+
+	if (!text)
+		return ERR("lwk: casas record of job %u: out of memory", rec->job);
+	n = lwk_casas_record_format(rec, text, RECORD_TEXT);
+	rc = n >= RECORD_TEXT ? ERR("lwk: casas record of job %u does not fit", rec->job)
+			      : store_text(r, rec->job, text, n, err, errlen);
+	free(text);
+	return rc;
+}
+
 int lwk_casas_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_casas_record *rec)
 {
-	static char text[32768];
-	char path[4200], err[256];
-	int fd;
+	char path[4200], err[256], *text;
+	int fd, rc = -1;
 	ssize_t n;
 
 	lwk_casas_record_path(r, job, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
-	n = read(fd, text, sizeof(text) - 1);
+	text = malloc(RECORD_TEXT);
+	n = text ? read(fd, text, RECORD_TEXT - 1) : -1;
 	close(fd);
-	if (n < 0)
-		return -1;
-	text[n] = '\0';
-	if (lwk_casas_record_parse(text, rec, err, sizeof(err)) || rec->job != job)
-		return -1;
-	return 1;
+	if (n >= 0) {
+		text[n] = '\0';
+		if (lwk_casas_record_parse(text, rec, err, sizeof(err)) == 0 && rec->job == job)
+			rc = 1;
+	}
+	free(text);
+	return rc;
 }
 
 /* The jobs with a record here, at most max. */
@@ -344,19 +379,31 @@ static int apply(const struct lwk_part_roots *r, const struct lwk_casas_record *
  * lock, each job's cgroup gets the memory nodes its record has now (a
  * later decision's, if one came meanwhile).
  */
-static void bind_memory(const struct lwk_part_roots *r, char *log, size_t loglen)
+/* Every cpuset.mems write holds it (bind_memory, reapply): two writers
+ * could otherwise leave an older decision's nodes last.  The fd, or -1. */
+static int mems_lock(const struct lwk_part_roots *r)
 {
-	uint32_t ids[LWK_CASAS_MAX_JOBS];
-	char path[4200], err[512];
-	int fd, n;
+	char path[4200];
+	int fd;
 
 	casas_dir(r, path, sizeof(path));
 	strncat(path, "/.mems.lock", sizeof(path) - strlen(path) - 1);
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return;
+		return -1;
 	while (flock(fd, LOCK_EX) && errno == EINTR)
 		;
+	return fd;
+}
+
+static void bind_memory(const struct lwk_part_roots *r, char *log, size_t loglen)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	char err[512];
+	int fd = mems_lock(r), n;
+
+	if (fd < 0)
+		return;
 	n = record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
 	for (int i = 0; i < n; i++) {
 		struct lwk_casas_record rec;
@@ -375,6 +422,43 @@ static void set_text(char *out, size_t len, const struct lwk_cpuset *s)
 {
 	if (lwk_cpulist_format(s, out, len) >= len && len > 4)
 		strcpy(out + len - 4, "...");
+}
+
+/* The start time of process pid (clock ticks after boot, field 22 of
+ * <proc>/<pid>/stat): 0 when it is gone.  With the pid it names one
+ * process for good: a pid reused later starts later. */
+static unsigned long long proc_start(const char *proc, unsigned int pid)
+{
+	char path[512], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", proc, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* After the command's ")" (it may hold spaces and parentheses):
+	 * state is field 3, starttime field 22. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &start) != 1)
+		return 0;
+	return start;
+}
+
+/* The probe holding rec (its prober) has ended without giving the hold
+ * back: its slurmstepd was killed, or the step ended between the join
+ * and the probe.  A record of an older plugin (no prober) is trusted. */
+static bool probe_is_gone(const struct lwk_part_roots *r, const struct lwk_casas_record *rec)
+{
+	return rec->probing && rec->prober_pid &&
+	       proc_start(r->proc, rec->prober_pid) != rec->prober_start;
 }
 
 /*
@@ -435,6 +519,13 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			continue;
 		}
 		n++;
+		if (probe_is_gone(r, rec)) {
+			say(log, loglen, "lwk: contention-aware: job %u: its probe (process %u) is gone: no longer held",
+			    rec->job, rec->prober_pid);
+			rec->probing = 0;
+			rec->prober_pid = 0;
+			rec->prober_start = 0;
+		}
 		if (!strcmp(rec->status, "off"))
 			continue;
 		idx[nj] = n - 1;
@@ -557,13 +648,25 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 	rc = lwk_casas_load(r, rec->job, &have);
 	if (rc == 1) {
 		*rec = have;
+		if (probe_is_gone(r, &have)) {
+			/* Its first step ended (or was killed) without probing:
+			 * nothing else would re-plan a job alone on the node. */
+			replan_locked(r, alive, log, loglen);
+			lwk_casas_load(r, rec->job, rec);
+			close(nfd);
+			bind_memory(r, log, loglen);
+			return 0;
+		}
 		close(nfd);
 		return 0;
 	}
 	if (strcmp(rec->status, "off")) {
-		/* Held on one die for its first probe window. */
+		/* Held on one die for its first probe window, by this
+		 * process (the step's slurmstepd, whose thread probes). */
 		snprintf(rec->status, sizeof(rec->status), "probing");
 		rec->probing = 1;
+		rec->prober_pid = (unsigned int)getpid();
+		rec->prober_start = proc_start(r->proc, rec->prober_pid);
 	}
 	if (store(r, rec, err, errlen)) {
 		close(nfd);
@@ -587,8 +690,19 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 	    lwk_cpuset_count(&rec.cpus))
 		rc = apply(r, &rec, false, &rec.cpus, err, errlen);
 	close(nfd);
-	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off"))
-		rc = apply(r, &rec, true, &rec.mems, err, errlen);
+	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
+		/* Under the memory lock, with the record as it is now: a
+		 * bind_memory meanwhile may have written a newer decision. */
+		int mfd = mems_lock(r);
+
+		if (mfd < 0)
+			return ERR("lwk: cannot take the memory lock of job %u: %s", job,
+				   strerror(errno));
+		if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
+		    lwk_cpuset_count(&rec.mems))
+			rc = apply(r, &rec, true, &rec.mems, err, errlen);
+		close(mfd);
+	}
 	return rc;
 }
 
@@ -647,12 +761,14 @@ static bool nap(uint64_t us, const volatile int *stop)
 static int open_threads(struct lwk_perf_counter *c, const struct lwk_perf_event *ev,
 			const char *dir, const char *proc, char *err, size_t errlen)
 {
-	static pid_t pids[4096];
+	pid_t *pids = calloc(4096, sizeof(*pids)); /* never static: see store() */
 	size_t n = 0;
 
 	c->n = 0;
-	if (lwk_cgroup_pids(dir, pids, 4096, &n))
+	if (!pids || lwk_cgroup_pids(dir, pids, 4096, &n)) {
+		free(pids);
 		return ERR("lwk: cannot list the processes of %.400s", dir);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char tdir[256];
 		struct dirent *e;
@@ -669,11 +785,13 @@ static int open_threads(struct lwk_perf_counter *c, const struct lwk_perf_event 
 			    errno != ESRCH) {
 				closedir(d);
 				lwk_perf_close(c);
+				free(pids);
 				return -1;
 			}
 		}
 		closedir(d);
 	}
+	free(pids);
 	if (!c->n)
 		return ERR("lwk: no thread of the job to count in %.400s", dir);
 	return 0;
@@ -710,6 +828,10 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		return false;
 	if (lwk_casas_load(r, job, rec) == 1) {
 		rec->probing = probing;
+		if (!probing) {
+			rec->prober_pid = 0;
+			rec->prober_start = 0;
+		}
 		if (k && k <= LWK_CASAS_MAX_POINTS && k == rec->curve.n + 1) {
 			rec->curve.ips[k] = ips;
 			rec->curve.n = k;
@@ -778,13 +900,26 @@ int lwk_casas_probe(const struct lwk_part_roots *r, uint32_t job, const volatile
 	int lock, rc = 0;
 	bool per_thread = lwk_cgroup_detect(r->cgroup_root) != LWK_CGROUP_V2;
 
-	if (!c)
+	/* Every way out gives the hold back (probing 0): a job left held
+	 * stays on one die, and no job's memory is bound while it is. */
+	if (!c) {
+		lwk_casas_unhold(r, job, alive, log, loglen);
 		return -1;
+	}
 	lock = probe_lock(r, stop);
-	if (lock < 0 || lwk_casas_load(r, job, &rec) != 1 || !strcmp(rec.status, "off")) {
-		if (lock >= 0)
-			close(lock);
+	if (lock < 0) {
+		/* The step ended while another job probed. */
+		say(log, loglen, "lwk: contention-aware: job %u: the step ended before its probe began",
+		    job);
 		free(c);
+		lwk_casas_unhold(r, job, alive, log, loglen);
+		return 0;
+	}
+	if (lwk_casas_load(r, job, &rec) != 1 || !strcmp(rec.status, "off")) {
+		/* Unreadable: the re-plans skip it, its hold counts for nothing. */
+		close(lock);
+		free(c);
+		lwk_casas_unhold(r, job, alive, log, loglen);
 		return 0;
 	}
 	t = lwk_topology_read(r->sysfs, err, sizeof(err));

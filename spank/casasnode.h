@@ -45,6 +45,11 @@ struct lwk_casas_record {
 	struct lwk_casas_opts opts;
 	char counters[256];	/* what counted, or "none: <reason>"             */
 	unsigned int probing;	/* > 0: the probe holds it on this many dies       */
+	/* The process whose probe holds it (its pid and start time in clock
+	 * ticks, /proc/<pid>/stat field 22): a probe killed with its
+	 * slurmstepd is recognised as gone and the hold dropped.  0: none. */
+	unsigned int prober_pid;
+	unsigned long long prober_start;
 	struct lwk_casas_curve curve;
 	struct lwk_cpuset dies, cpus, mems; /* given now (die indices, CPUs, nodes) */
 	char split[512];	/* the node's last decision, one line              */

@@ -3,12 +3,13 @@
  * lwk-sweep: give back what jobs that are gone left on this node: their
  * --lwk partitions (IRQ affinity, hugepages, the plugin's cgroups) and
  * their samplers' state.  slurmd does the same when it starts; this is
- * for the admin after a crash, without restarting slurmd.  A job with a
- * slurmstepd still running here is kept.
+ * for the admin after a crash, without restarting slurmd.  A job still
+ * allocated here (joblive.c: a slurmstepd, or slurmctld's word) is kept.
  *
  * It reads the plugin's arguments (state_dir, cgroup_root) from the
  * lwk.so line of plugstack.conf, so it looks where the plugin writes.
  */
+#include <dlfcn.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,6 +137,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lwk-sweep: must run as root (it writes IRQ affinity, hugepages, cgroups)\n");
 		return 2;
 	}
+	/* Liveness asks slurmctld about jobs with no slurmstepd here (between
+	 * steps), through slurmd's libslurm, for this node. */
+	setenv("SLURMD_NODENAME", node, 1);
+	if (lwk_job_alive_load_slurm(LWK_SLURMFULL))
+		fprintf(stderr, "lwk-sweep: cannot load %s (%s): a job with no slurmstepd here counts as gone\n",
+			LWK_SLURMFULL, dlerror());
 	r = (struct lwk_part_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node, c.mckernel, 0, 0 };
 	if (dry) {
 		list_jobs(c.state_dir, node);

@@ -96,7 +96,7 @@ wait_status() {
 			done
 			exit 1' - "$LWK_STATE_DIR/$node/casas" "$status" "$@" && break
 		[ "$turn" = 3 ] &&
-			fail "jobs $* on $node are not all '$status' after 150 s: $(for j in "$@"; do record "$node" "$j"; done)"
+			fail "jobs $* on $node are not all '$status' after 150 s: $(for j in "$@"; do record "$node" "$j"; job_story "$j" "$node"; done)"
 	done
 	fetch "$node" "$@"
 }
@@ -113,14 +113,21 @@ wait_line() {
 	return 1
 }
 
-# burn N SECONDS: N busy loops, as a script every node reads.  Nice 19:
-# on the TCG guests a cpuset.mems write waits for every CPU's kworker,
-# which busy loops at nice 0 starve for tens of seconds (measured).
+# burn N SECONDS: N busy loops, as a script every node reads; SECONDS 0:
+# until the job is cancelled (a test's waits under TCG add up past any
+# fixed time: a job that ended on its own once looked like one dropped
+# by a re-plan).  Nice 19: on the TCG guests a cpuset.mems write waits
+# for every CPU's kworker, which busy loops at nice 0 starve for tens of
+# seconds (measured).
 burner() {
 	cat >"$LWK_WORK/burn.sh" <<'EOF'
 i=0
 while [ "$i" -lt "$1" ]; do
-	nice -n 19 timeout "$2" sh -c 'while :; do :; done' &
+	if [ "$2" = 0 ]; then
+		nice -n 19 sh -c 'while :; do :; done' &
+	else
+		nice -n 19 timeout "$2" sh -c 'while :; do :; done' &
+	fi
 	i=$((i + 1))
 done
 env | grep '^SLURM_CASAS_' | sort
@@ -139,6 +146,16 @@ submit() {
 	b=$(burner)
 	sbatch --parsable -p cosched -w "$node" -n "$cpus" -J "$1" -o "$LWK_WORK/$1.out" \
 		--contention-aware="${4:-event=task-clock,probe=300ms}" --wrap "$b $2 $3"
+}
+
+# job_story JOB NODE: what Slurm says of the job and the node's slurmd
+# log lines about it, for a failure message.
+job_story() {
+	echo
+	echo "--- job $1: $(scontrol show job -o "$1" 2>&1 |
+		grep -oE ' (JobState|Reason|RunTime|TimeLimit|EndTime|ExitCode|NodeList)=[^ ]*' | tr '\n' ' ')"
+	echo "--- $2's slurmd log on job $1:"
+	grep -E "job $1\b|\[$1\.|step $1\.|StepId=$1\.|JobId=$1\b" "$(slurmd_log "$2")" 2>/dev/null | tail -n 30
 }
 
 count() {
@@ -178,11 +195,11 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 	dies=$(node_dies "$node")
 	# One die's worth of busy loops short of the node: it gains up to
 	# dies - 1, and the narrow job's one die's worth fills the last.
-	a=$(submit "$(unique_name wide)" $(($(node_cpus "$node") - $(node_cpus "$node") / dies)) 300) ||
+	a=$(submit "$(unique_name wide)" $(($(node_cpus "$node") - $(node_cpus "$node") / dies)) 0) ||
 		fail "sbatch failed"
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
-	b=$(submit "$(unique_name narrow)" $(($(node_cpus "$node") / dies)) 300) || fail "sbatch failed"
+	b=$(submit "$(unique_name narrow)" $(($(node_cpus "$node") / dies)) 0) || fail "sbatch failed"
 	defer scancel "$b"
 	wait_status "$node" placed "$a" "$b"
 	assert_disjoint "$a" "$b"
@@ -199,7 +216,7 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 	# The narrow job leaves: the wide one gets the node.
 	scancel "$b"
 	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" "dies=0-$((dies - 1))" ||
-		fail "job $a has not all $dies dies 100 s after job $b left: $(record "$node" "$a")"
+		fail "job $a has not all $dies dies 100 s after job $b left: $(record "$node" "$a")$(job_story "$a" "$node")"
 	fetch "$node" "$a"
 	assert_cgroup_cpus "$node" "$a"
 	assert_grep "lwk: job $b on $node: contention-aware: job $b left: re-planning the others" "$log"
@@ -214,7 +231,7 @@ test_three_jobs_share_a_node_on_disjoint_dies() {
 	[ "$(node_dies "$node")" -ge 3 ] || skip "needs three dies or more per node"
 	for n in 1 2 3; do
 		names+=("$(unique_name three)")
-		j=$(submit "${names[-1]}" 2 300 event=task-clock,probe=100ms,max_dies=2) || fail "sbatch failed"
+		j=$(submit "${names[-1]}" 2 0 event=task-clock,probe=100ms,max_dies=2) || fail "sbatch failed"
 		defer scancel "$j"
 		jobs+=("$j")
 	done
@@ -245,7 +262,7 @@ test_without_counters_the_split_is_equal() {
 	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
 	node=$(casas_node)
 	# The default event: hardware instructions.
-	a=$(submit "$(unique_name nocount)" 1 300 probe=200ms) || fail "sbatch failed"
+	a=$(submit "$(unique_name nocount)" 1 0 probe=200ms) || fail "sbatch failed"
 	defer scancel "$a"
 	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
 			grep -q "^status=\(placed\|equal\)$" "$1" 2>/dev/null && exit 0; sleep 0.25; done' \
@@ -270,7 +287,7 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 	need_cosched
 	slurm_cgroups || skip "needs Slurm's job cgroups (TaskPlugin=task/cgroup, proctrack/cgroup); this cluster makes none"
 	node=$(casas_node)
-	a=$(submit "$(unique_name count)" 1 300 event=task-clock,probe=200ms) || fail "sbatch failed"
+	a=$(submit "$(unique_name count)" 1 0 event=task-clock,probe=200ms) || fail "sbatch failed"
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
 	ips=$(rec_field "$a" ips)
@@ -287,6 +304,57 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 		assert_grep 'per CPU on the job.s cgroup' "$LWK_WORK/rec.$a" "the record on v2"
 	fi
 	assert_cgroup_cpus "$node" "$a"
+}
+
+# wait_file NODE FILE: until FILE is on NODE (50 s).
+wait_file() {
+	on_node "$1" bash -c 'for ((i = 0; i < 200; i++)); do [ -e "$1" ] && exit 0; sleep 0.25; done; exit 1' - "$2"
+}
+
+# lwk-sweep of the build tree on the host, the installed one on the guests.
+sweep_tool() {
+	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ -x "$top/lwk-sweep" ]; then echo "$top/lwk-sweep"; else echo lwk-sweep; fi
+}
+
+# Without PrologFlags=Contain a job has no slurmstepd on a node between
+# two of its steps (an salloc, a multi-node job's other nodes): it is
+# still allocated there, and neither another job's arrival nor a sweep
+# (slurmd's start, lwk-sweep) may take what it holds.
+test_a_job_between_steps_keeps_its_record_when_another_arrives() {
+	local node a b rec out
+	need_cosched
+	node=$(casas_node)
+	a=$(salloc --no-shell -p cosched -w "$node" -n1 -J "$(unique_name between)" 2>&1 |
+		sed -n 's/.*Granted job allocation \([0-9][0-9]*\).*/\1/p')
+	[ -n "$a" ] || fail "salloc --no-shell granted no allocation"
+	defer scancel "$a"
+	srun --jobid="$a" -n1 --contention-aware=event=task-clock,probe=100ms true ||
+		fail "the step of job $a failed$(job_story "$a" "$node")"
+	on_node "$node" pgrep -f "^slurmstepd: \[$a\." >/dev/null &&
+		skip "a slurmstepd of job $a stays on $node between steps (PrologFlags=Contain): nothing to test"
+	rec=$LWK_STATE_DIR/$node/casas/$a
+	on_node "$node" test -e "$rec" || fail "job $a has no record on $node after its step$(job_story "$a" "$node")"
+	# Another contention-aware job arrives: the node is re-planned.
+	b=$(submit "$(unique_name arrive)" 1 0 event=task-clock,probe=100ms) || fail "sbatch failed"
+	defer scancel "$b"
+	wait_file "$node" "$LWK_STATE_DIR/$node/casas/$b" ||
+		fail "job $b made no record on $node$(job_story "$b" "$node")"
+	on_node "$node" test -e "$rec" ||
+		fail "job $a, allocated between two steps, lost its record when job $b arrived$(job_story "$a" "$node")"
+	# The sweep slurmd runs when it starts, by hand.
+	out=$(on_node "$node" "$(sweep_tool)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node "$node" 2>&1) ||
+		fail "lwk-sweep failed: $out"
+	on_node "$node" test -e "$rec" ||
+		fail "lwk-sweep dropped the record of job $a, allocated between two steps: $out$(job_story "$a" "$node")"
+	# Its step ended during or before its probe: not held on one die.
+	fetch "$node" "$a"
+	[ "$(rec_field "$a" probing)" = 0 ] ||
+		fail "job $a is still held for a probe after its step ended: $(cat "$LWK_WORK/rec.$a")"
+	# Once the job ends, its record goes.
+	scancel "$a"
+	wait_job "$a"
+	on_node "$node" bash -c 'for ((i = 0; i < 120; i++)); do [ -e "$1" ] || exit 0; sleep 0.25; done; exit 1' - "$rec" ||
+		fail "job $a ended, its record is still on $node$(job_story "$a" "$node")"
 }
 
 test_a_crashed_jobs_dies_are_reclaimed() {

@@ -2,10 +2,15 @@
 /* --contention-aware on one node over a temporary tree: the record, the
  * job's cgroup, arrivals, departures, a crashed job, decisions from
  * curves written to each job's cgroup tree. */
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "casasnode.h"
@@ -301,6 +306,227 @@ START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
 }
 END_TEST
 
+/* The node's lock file name in the casas directory, taken by the test. */
+static int take(const char *name)
+{
+	char p[700];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/n1/casas/%s", state, name);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	return fd;
+}
+
+static void put_record(const struct lwk_casas_record *r, const char *extra)
+{
+	char text[8192], p[300];
+
+	lwk_casas_record_format(r, text, sizeof(text));
+	strncat(text, extra, sizeof(text) - strlen(text) - 1);
+	snprintf(p, sizeof(p), "state/n1/casas/%u", r->job);
+	tree_put(p, text);
+}
+
+START_TEST(a_probe_that_never_began_gives_the_hold_back)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	volatile int stop = 1;
+	int lock;
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(a.probing, 1);
+	/* Another job probes; this job's step ends while it waits. */
+	lock = take(".probe.lock");
+	ck_assert_int_eq(lwk_casas_probe(&roots, 41, &stop, all_alive, logbuf, sizeof(logbuf), NULL),
+			 0);
+	close(lock);
+	r = load(41);
+	ck_assert_uint_eq(r.probing, 0);
+	ck_assert_str_ne(r.status, "probing");
+	ck_assert_str_eq(dies_of(41), "0-3");
+	/* A probe killed with its slurmstepd (the process that holds the
+	 * job is gone): the next re-plan gives the hold back. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	{
+		pid_t child = fork();
+		char extra[64];
+
+		ck_assert_int_ge(child, 0);
+		if (!child)
+			_exit(0);
+		waitpid(child, NULL, 0);
+		r = load(42);
+		ck_assert_uint_eq(r.probing, 1);
+		snprintf(extra, sizeof(extra), "prober=%d:12345\n", (int)child);
+		put_record(&r, extra);
+	}
+	/* A next step of the job finds it so and re-plans. */
+	logbuf[0] = '\0';
+	b = arriving(42);
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 0);
+	ck_assert_uint_eq(b.probing, 0);
+	r = load(42);
+	ck_assert_uint_eq(r.probing, 0);
+	ck_assert_str_ne(r.status, "probing");
+	ck_assert_ptr_nonnull(strstr(logbuf, "job 42: its probe (process"));
+	/* While its prober lives, the hold stands. */
+	r = load(41);
+	r.probing = 2;
+	put_record(&r, "");
+	{
+		char extra[64];
+		struct lwk_casas_record me = arriving(43);
+
+		ck_assert_int_eq(lwk_casas_join(&roots, &me, all_alive, logbuf, sizeof(logbuf), err,
+						sizeof(err)),
+				 1);
+		/* 43's prober is this process: put it on 41 too. */
+		snprintf(extra, sizeof(extra), "prober=%u:%llu\n", me.prober_pid, me.prober_start);
+		put_record(&r, extra);
+	}
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(load(41).probing, 2);
+	ck_assert_uint_eq(load(43).probing, 1);
+	tree_remove();
+}
+END_TEST
+
+struct reapplier {
+	int rc;
+	char e[512];
+};
+
+static void *reapply_41(void *arg)
+{
+	struct reapplier *ra = arg;
+
+	ra->rc = lwk_casas_reapply(&roots, 41, ra->e, sizeof(ra->e));
+	return NULL;
+}
+
+START_TEST(reapply_writes_memory_nodes_under_the_memory_lock)
+{
+	struct lwk_casas_record a = arriving(41), r;
+	struct reapplier ra = { 0, "" };
+	struct timespec ms300 = { 0, 300000000 };
+	pthread_t t;
+	int lock;
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	r.mems = cpus_of("1");
+	put_record(&r, "");
+	/* A bind_memory of another thread is writing memory nodes. */
+	lock = take(".mems.lock");
+	ck_assert_int_eq(pthread_create(&t, NULL, reapply_41, &ra), 0);
+	nanosleep(&ms300, NULL);
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_41/cpuset.mems"), "0-1\n");
+	close(lock);
+	pthread_join(t, NULL);
+	ck_assert_msg(ra.rc == 0, "%s", ra.e);
+	assert_cgroup_matches(41);
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.mems), "1");
+	tree_remove();
+}
+END_TEST
+
+/* ---- two threads (the probe's and the step's main one) ------------------ */
+
+struct racer {
+	uint32_t job;
+	const char *text;		/* parse this, or */
+	const struct lwk_part_roots *roots; /* load job's record from here */
+	struct lwk_cpuset want_dies;
+	char want_cgroup[64];
+	int bad;			/* results that were not this job's */
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	char e[256];
+
+	for (int i = 0; i < 4000; i++) {
+		struct lwk_casas_record got;
+		int rc = r->text ? lwk_casas_record_parse(r->text, &got, e, sizeof(e))
+				 : lwk_casas_load(r->roots, r->job, &got) == 1 ? 0 : -1;
+
+		if (rc || got.job != r->job || strcmp(got.cgroup, r->want_cgroup) ||
+		    !lwk_cpuset_equal(&got.dies, &r->want_dies))
+			r->bad++;
+	}
+	return NULL;
+}
+
+/* Each job's own record, also while another thread reads another's: a
+ * shared buffer once mixed them (job 41's memory nodes onto job 42). */
+static void race_two(struct racer *a, struct racer *b)
+{
+	pthread_t ta, tb;
+
+	ck_assert_int_eq(pthread_create(&ta, NULL, race, a), 0);
+	ck_assert_int_eq(pthread_create(&tb, NULL, race, b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	ck_assert_msg(!a->bad && !b->bad, "mixed records: %d of job %u's, %d of job %u's", a->bad,
+		      a->job, b->bad, b->job);
+}
+
+static struct racer racer_of(uint32_t job, const char *dies)
+{
+	struct racer r;
+
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	r.want_dies = cpus_of(dies);
+	snprintf(r.want_cgroup, sizeof(r.want_cgroup), "/s.slice/n1.scope/job_%u", job);
+	return r;
+}
+
+START_TEST(two_threads_parse_and_load_their_own_records)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42);
+	struct racer ra = racer_of(41, "0"), rb = racer_of(42, "1-3");
+	char ta[8192], tb[8192];
+
+	a.dies = ra.want_dies;
+	b.dies = rb.want_dies;
+	snprintf(a.split, sizeof(a.split), "%0500d", 1); /* long lines, long copies */
+	snprintf(b.split, sizeof(b.split), "%0400d", 2);
+	lwk_casas_record_format(&a, ta, sizeof(ta));
+	lwk_casas_record_format(&b, tb, sizeof(tb));
+	ra.text = ta;
+	rb.text = tb;
+	race_two(&ra, &rb);
+	/* The same through the files. */
+	tree_make("casasrace");
+	tree_mkdir("state/n1/casas");
+	tree_put("state/n1/casas/41", ta);
+	tree_put("state/n1/casas/42", tb);
+	snprintf(state, sizeof(state), "%s/state", tree_root);
+	roots = (struct lwk_part_roots){ "/sys", "/proc", "/nonexistent", state, "n1", NULL, 0, 0 };
+	ra = racer_of(41, "0");
+	rb = racer_of(42, "1-3");
+	ra.roots = rb.roots = &roots;
+	race_two(&ra, &rb);
+	tree_remove();
+}
+END_TEST
+
 Suite *casasnode_suite(void)
 {
 	Suite *s = suite_create("casasnode");
@@ -308,6 +534,7 @@ Suite *casasnode_suite(void)
 
 	tcase_add_test(tc, record_text_reads_back_and_bad_records_are_refused);
 	tcase_add_test(tc, the_jobs_cgroup_is_found_in_proc_cgroup);
+	tcase_add_test(tc, two_threads_parse_and_load_their_own_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -320,6 +547,8 @@ Suite *casasnode_root_suite(void)
 
 	tcase_add_test(tc, arrivals_departures_and_a_crash_move_dies_between_jobs);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
+	tcase_add_test(tc, a_probe_that_never_began_gives_the_hold_back);
+	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
