@@ -414,13 +414,16 @@ int main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
+	/* The starter records the pid before the step goes on (a job may end
+	 * at once); this is for a sampler started by hand.  Never over the
+	 * starter's file: it may be reading it. */
 	snprintf(path, sizeof(path), "%s/syncmon.pid", state);
 	{
-		FILE *f = fopen(path, "we");
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
+		if (fd >= 0) {
+			dprintf(fd, "%d\n", (int)getpid());
+			close(fd);
 		}
 	}
 

@@ -43,12 +43,19 @@ int lwk_state_dir(const char *state_root, const char *node, uint32_t job, char *
  * at most max of them; how many. */
 int lwk_state_jobs(const char *state_root, const char *node, uint32_t *jobs, int max);
 
-/* 1 started, 0 already running on this node, -1 error (message in err). */
+/*
+ * 1 started, 0 already running on this node, -1 error (message in err,
+ * also when the program could not be run).  On 1 the sampler has
+ * exec'd and its pid is in syncmon.pid: an epilog right after finds it.
+ */
 int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errlen);
 
 /*
  * Stop the job's sampler on this node (SIGTERM, then SIGKILL after
- * `wait_ms`), copy what it logged into log, and remove the state.
+ * `wait_ms`), copy what it logged into log, and remove the state.  The
+ * sampler is the recorded pid, or else (a start cut short) the root
+ * process started with this job's --state, looked for while the lock is
+ * held, up to `wait_ms`.
  * 1 stopped, 0 there was none, -1 error.
  */
 int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int wait_ms,

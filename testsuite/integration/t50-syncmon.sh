@@ -108,6 +108,67 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 		"$LWK_DEV_DIR"/log/slurmd-node*.log || fail "the epilog did not log the sampler's stop"
 }
 
+# short_jobs_leave_nothing N DIR: N jobs of one srun on every node that
+# ends at once; after each, within 10 s, no sampler of it runs and it has
+# no state on any node.
+short_jobs_leave_nothing() {
+	local n=$1 dir=$2 jid i r left running=
+	mkdir -p "$dir"
+	for ((r = 0; r < n; r++)); do
+		# shellcheck disable=SC2016 # expanded by the job's shell
+		jid=$(srun -N"$LWK_NODES" --sync-monitor=interval=50ms,dir="$dir" \
+			sh -c 'echo $SLURM_JOB_ID' | sort -u) || fail "srun failed"
+		[ -n "$jid" ] || fail "srun printed no job id"
+		wait_job "$jid"
+		[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
+		# The epilog may still be running when the job shows COMPLETED.
+		for ((i = 0; i < 40; i++)); do
+			sampler_running "$jid" || break
+			sleep 0.25
+		done
+		if sampler_running "$jid"; then
+			running="$running $jid"
+			on_each_node pkill -f "lwk-syncmon --job $jid " || true
+		fi
+		left=$(on_each_node find "$LWK_STATE_DIR" -mindepth 2 -maxdepth 2 -name "$jid" 2>/dev/null || true)
+		[ -z "$left" ] || fail "state left behind by job $jid: $left"
+	done
+	[ -z "$running" ] || fail "samplers still ran 10 s after their jobs ended:$running"
+}
+
+# A job that ends right after its sampler started: the epilog must find
+# the sampler (its pid is recorded before the step goes on) and stop it;
+# no sampler runs on for the orphan timeout and no state is left.
+test_a_job_that_ends_at_once_leaves_no_sampler_and_no_state() {
+	need_private
+	short_jobs_leave_nothing 3 "$LWK_WORK/sm-short"
+}
+
+# The same on a node where the sampler is slow to get going (a loaded or
+# cold node): here a stand-in that waits 2 s before it becomes the real
+# sampler, so the epilog always comes first.
+test_a_sampler_slow_to_start_is_still_stopped_by_the_epilog() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf real slow=$LWK_WORK/slow
+	[ -z "${LWK_GUEST_SHARE:-}" ] || skip "the guests have no C compiler to build the slow stand-in"
+	command -v cc >/dev/null || skip "no C compiler here to build the slow stand-in"
+	real=$(sed -n '1s/.* syncmon=\([^ ]*\).*/\1/p' "$conf")
+	real=${real:-/usr/libexec/slurm-lwk/lwk-syncmon}
+	mkdir -p "$slow"
+	printf '#include <unistd.h>\nint main(int c, char **v)\n{ (void)c; sleep(2); v[0] = "%s"; execv(v[0], v); return 127; }\n' \
+		"$real" >"$slow/slow.c"
+	cc -o "$slow/lwk-syncmon" "$slow/slow.c" || fail "cannot build the stand-in"
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	if grep -q ' syncmon=' "$conf"; then
+		sed -i "1s| syncmon=[^ ]*| syncmon=$slow/lwk-syncmon|" "$conf"
+	else
+		sed -i "1s|\$| syncmon=$slow/lwk-syncmon|" "$conf"
+	fi
+	short_jobs_leave_nothing 1 "$LWK_WORK/sm-slow"
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+}
+
 test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	need_private
 	local user dir jid victim=/etc/lwk-victim-$$ f

@@ -23,6 +23,7 @@ Suite *casas_suite(void);
 Suite *casasnode_suite(void);
 /* check_lwk_root: suites that need root. */
 Suite *casasnode_root_suite(void);
+Suite *starter_root_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];

@@ -16,11 +16,12 @@ int main(void)
 	int failed;
 
 	if (geteuid() != 0) {
-		printf("SKIP: lwkpart and casasnode node tests need root (root-owned state and tools)\n");
+		printf("SKIP: lwkpart, casasnode and sampler starter tests need root (root-owned state and tools)\n");
 		return 77;
 	}
 	sr = srunner_create(lwkpart_suite());
 	srunner_add_suite(sr, casasnode_root_suite());
+	srunner_add_suite(sr, starter_root_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
