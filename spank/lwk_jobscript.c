@@ -12,6 +12,7 @@
 #include "casasnode.h"
 #include "joblive.h"
 #include "lwkpart.h"
+#include "slurmcg.h"
 #include "syncmon_ctl.h"
 
 static void log_lines(uint32_t job, const char *node, char *log)
@@ -89,6 +90,14 @@ int lwk_jobscript_epilog(spank_t sp)
 		return 0; /* never fail an epilog for this: the node would drain */
 	}
 	/* What the sampler had to say goes to the slurmd log. */
+	log_lines(job, node, log);
+	/* Last, when nothing of the job runs here: Slurm's own cgroups of
+	 * the job that a killed slurmstepd could not remove (a few
+	 * readdirs when there are none). */
+	log[0] = '\0';
+	if (lwk_slurm_job_cgroups_remove(lwk_cfg.cgroup_root, job, log, sizeof(log)) > 0)
+		slurm_info("lwk: job %u on %s: removed the empty cgroups a killed slurmstepd left", job,
+			   node);
 	log_lines(job, node, log);
 	return 0;
 }

@@ -37,7 +37,7 @@ END_TEST
  * whole and formatted whole, and one past PATH_MAX is refused. */
 START_TEST(long_paths)
 {
-	static char arg[PATH_MAX + 16], buf[5 * PATH_MAX], want[PATH_MAX + 16];
+	static char arg[PATH_MAX + 16], buf[5 * PATH_MAX], want[PATH_MAX + 32];
 	char *argv[] = { arg };
 	struct lwk_config c;
 	size_t n;

@@ -21,6 +21,7 @@ Suite *irqaff_suite(void);
 Suite *lwkpart_suite(void);
 Suite *casas_suite(void);
 Suite *casasnode_suite(void);
+Suite *slurmcg_suite(void);
 /* check_lwk_root: suites that need root. */
 Suite *casasnode_root_suite(void);
 Suite *starter_root_suite(void);

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * slurmcg.c: the job cgroups Slurm leaves when its slurmstepd is killed.
+ * slurmstepd removes its step and job cgroups as it exits; SIGKILLed, it
+ * cannot, and the job's empty cgroups stay until the node reboots (a
+ * later job with the same id would even start in them on v1).  The
+ * plugin narrowed their cpusets (--lwk, --contention-aware), and a site
+ * expects nothing of a job left after it: the epilog removes them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lwkpart.h"
+#include "slurmcg.h"
+
+/* Remove dir and the cgroups below it, deepest first.  -1 when dir is
+ * still there (a process in it, or a tree deeper than Slurm makes). */
+static int remove_tree(const char *dir, int depth)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = depth <= 6 ? opendir(dir) : NULL;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+			    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+				remove_tree(path, depth + 1);
+		closedir(d);
+	}
+	return rmdir(dir) && errno != ENOENT ? -1 : 0;
+}
+
+int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, char *log, size_t loglen)
+{
+	/* Slurm's layouts (22.05 to 25.11): v1 under each controller's
+	 * slurm (or slurm_<node> with several slurmd on a host), v2 under
+	 * slurmd's scope unit.  26.05's SLUID-named job cgroups are not
+	 * matched: nothing is removed there. */
+	int removed = 0;
+
+	for (int layout = 0; layout < 2; layout++) {
+		char pattern[PATH_MAX];
+		glob_t g;
+		int n = layout == 0
+				? snprintf(pattern, sizeof(pattern), "%s/*/slurm*/uid_*/job_%" PRIu32,
+					   cgroup_root, job)
+				: snprintf(pattern, sizeof(pattern),
+					   "%s/system.slice/*slurmstepd.scope/job_%" PRIu32, cgroup_root,
+					   job);
+
+		if (n < 0 || n >= (int)sizeof(pattern))
+			continue;
+		if (glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			if (remove_tree(g.gl_pathv[j], 0) == 0)
+				removed++;
+			else
+				lwk_log_append(log, loglen, "Slurm's cgroup %s of job %" PRIu32
+					       " still holds processes: left", g.gl_pathv[j], job);
+		}
+		globfree(&g);
+	}
+	return removed;
+}
