@@ -237,10 +237,13 @@ test_the_app_cores_and_memory_follow_numa() {
 		fail "numa=1: App CPUs $app (allowed $cpus), node 1 has $(tail -1 "$LWK_WORK/numa.out")"
 }
 
+# The held job's task, by a duration no other process on the machine
+# uses (other dev clusters on this host may run a "sleep 300").
+held_sleep=300.$$
 # Start a job holding the partition on node1; echo its id when running.
 start_held_job() {
 	local jid i
-	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap 'srun sleep 300') ||
+	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap "srun sleep $held_sleep") ||
 		fail "sbatch failed"
 	defer scancel "$jid"
 	for ((i = 0; i < 120; i++)); do
@@ -275,7 +278,7 @@ test_a_killed_slurmstepd_leaves_nothing_behind() {
 	wait_job "$jid"
 	assert_nothing_left node1 "$jid" "$before"
 	# Nobody was left to kill the tasks: the teardown did.
-	left=$(on_node node1 pgrep -f '^sleep 300$' || true)
+	left=$(on_node node1 pgrep -xf "sleep $held_sleep" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run: $left"
 	all_nodes_usable
 }
@@ -298,7 +301,7 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 		fail "lwk-sweep failed: $out"
 	grep -q "swept job $jid" <<<"$out" || fail "lwk-sweep did not sweep job $jid: $out"
 	assert_nothing_left node1 "$jid" "$before"
-	left=$(on_node node1 pgrep -f '^sleep 300$' || true)
+	left=$(on_node node1 pgrep -xf "sleep $held_sleep" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run after the sweep: $left"
 	scancel "$jid"
 	wait_job "$jid"
