@@ -278,7 +278,7 @@ test_a_killed_slurmstepd_leaves_nothing_behind() {
 	wait_job "$jid"
 	assert_nothing_left node1 "$jid" "$before"
 	# Nobody was left to kill the tasks: the teardown did.
-	left=$(on_node node1 pgrep -xf "sleep $held_sleep" || true)
+	left=$(on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run: $left"
 	all_nodes_usable
 }
@@ -301,7 +301,7 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 		fail "lwk-sweep failed: $out"
 	grep -q "swept job $jid" <<<"$out" || fail "lwk-sweep did not sweep job $jid: $out"
 	assert_nothing_left node1 "$jid" "$before"
-	left=$(on_node node1 pgrep -xf "sleep $held_sleep" || true)
+	left=$(on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run after the sweep: $left"
 	scancel "$jid"
 	wait_job "$jid"
