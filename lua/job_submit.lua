@@ -159,7 +159,13 @@ function M.record_options(job_rec)
       last, from = i, i + 1
     end
     if last then
-      local names = note:sub(last + #M.MARK):match("^%s*([%a%-,]*)") or ""
+      local rest = note:sub(last + #M.MARK)
+      local names = rest:match("^%s*([%a%-,]*)") or ""
+      if names:sub(1, 2) == "--" then
+        -- Written before names only ("--lwk=os=1 --sync-monitor"), by a
+        -- job still pending from then: its words up to the first ';'.
+        names = (rest:match("^([^;]*)") or ""):gsub("=%S*", ""):gsub("%-%-", ","):gsub("%s", "")
+      end
       for name in names:gmatch("[^,]+") do
         for _, option in pairs(M.OPTIONS) do
           if option == name and found[option] == nil then found[option] = "" end

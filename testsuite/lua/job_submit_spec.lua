@@ -498,6 +498,9 @@ describe("slurm_job_modify of a job's partition", function()
     -- The last mark counts; an earlier site note may hold anything.
     r = rec("batch", {}, { admin_comment = "note lwk-options: bogus;x; lwk-options: lwk" })
     assert.are.same({ lwk = "" }, M.record_options(r))
+    -- A job still pending from before names only.
+    r = rec("batch", {}, { admin_comment = "lwk-options: --lwk=os=1 --sync-monitor" })
+    assert.are.same({ lwk = "", ["sync-monitor"] = "" }, M.record_options(r))
   end)
 
   it("lets other jobs and allowed moves through", function()
