@@ -133,21 +133,42 @@ end
 
 -- What job_submit writes in the admin comment (which users cannot set
 -- or change) for options only the environment carries, so that
--- scontrol update judges them too: "lwk-options: --lwk=os=1".
+-- scontrol update judges them too: "lwk-options: lwk,sync-monitor".
+-- Names only: the rules look at an option's presence, and a value may
+-- hold anything (a sync-monitor dir= path may hold ';' or spaces).
 M.MARK = "lwk-options:"
 
--- The options of a pending job's record (scontrol update).
+function M.mark(opts)
+  local names = {}
+  for _, name in ipairs({ "lwk", "sync-monitor", "contention-aware" }) do
+    if opts[name] then names[#names + 1] = name end
+  end
+  return M.MARK .. " " .. table.concat(names, ",")
+end
+
+-- The options of a pending job's record (scontrol update).  The last
+-- mark is ours: job_submit appends it to what the comment held.
 function M.record_options(job_rec)
   local found = M.spank_options(job_rec)
   local note = job_rec and job_rec.admin_comment
   if type(note) == "string" then
-    local i = note:find(M.MARK, 1, true)
-    if i then
-      local words = note:sub(i + #M.MARK):match("^([^;]*)") or ""
-      for word in words:gmatch("%S+") do
-        local name, value = word:match("^%-%-([%a%-]+)=?(.*)$")
+    local last, from = nil, 1
+    while true do
+      local i = note:find(M.MARK, from, true)
+      if not i then break end
+      last, from = i, i + 1
+    end
+    if last then
+      local rest = note:sub(last + #M.MARK)
+      local names = rest:match("^%s*([%a%-,]*)") or ""
+      if names:sub(1, 2) == "--" then
+        -- Written before names only ("--lwk=os=1 --sync-monitor"), by a
+        -- job still pending from then: its words up to the first ';'.
+        names = (rest:match("^([^;]*)") or ""):gsub("=%S*", ""):gsub("%-%-", ","):gsub("%s", "")
+      end
+      for name in names:gmatch("[^,]+") do
         for _, option in pairs(M.OPTIONS) do
-          if option == name and found[option] == nil then found[option] = value end
+          if option == name and found[option] == nil then found[option] = "" end
         end
       end
     end
@@ -169,6 +190,7 @@ end
 -- Fields Slurm keeps in 16 bits: their unset values are NO_VAL16 and
 -- INFINITE16 (65534/65535); in 32-bit fields those are real numbers.
 local FIELD16 = { cpus_per_task = true, ntasks_per_node = true, ntasks_per_socket = true,
+                  ntasks_per_core = true,
                   threads_per_core = true, sockets_per_node = true, pn_min_cpus = true,
                   cores_per_socket = true, shared = true }
 
@@ -201,8 +223,9 @@ end
 local RECORDS = {
   NodeType = { Dies = "count", CoresPerDie = "count", ThreadsPerCore = "count",
                Packages = "count", NumaNodes = "count" },
-  Partition = { NodeType = "name", DieGranular = "bool", CoSchedule = "bool" },
-  Feature = { NodeType = "name" },
+  Partition = { NodeType = "name", DieGranular = "bool", CoSchedule = "bool",
+                OneTaskPerCore = "bool" },
+  Feature = { NodeType = "name", OneTaskPerCore = "bool" },
 }
 local RECORD_ORDER = "NodeType, Partition, Feature"
 
@@ -324,8 +347,9 @@ local function feature_words(features)
   return set
 end
 
--- The NodeType that governs a job's placement, the partition it came
--- from, or a refusal.  nil when the policy does not apply.
+-- The NodeType that governs a job's placement, a refusal, the name of
+-- the partition (or feature) it came from and that record.  nil when
+-- the policy does not apply.
 local function governing(cfg, partitions, job_desc)
   local governed, plain = {}, {}
   for _, p in ipairs(partitions) do
@@ -345,7 +369,7 @@ local function governing(cfg, partitions, job_desc)
     end
   end
   if #governed > 0 then
-    return cfg.node_types[governed[1].NodeType], nil, governed[1].name
+    return cfg.node_types[governed[1].NodeType], nil, governed[1].name, governed[1]
   end
   local words = feature_words(job_desc.features)
   local names = {}
@@ -353,7 +377,7 @@ local function governing(cfg, partitions, job_desc)
   table.sort(names)
   for _, fname in ipairs(names) do
     if words[fname] then
-      return cfg.node_types[cfg.features[fname].NodeType], nil, "feature " .. fname
+      return cfg.node_types[cfg.features[fname].NodeType], nil, "feature " .. fname, cfg.features[fname]
     end
   end
   return nil
@@ -380,7 +404,20 @@ end
 -- With --threads-per-core=1 on nodes of 2 threads a core, a job uses one
 -- CPU of each core (Slurm counts its CPU request in those) but holds
 -- whole cores: a die then gives it CoresPerDie CPUs and costs die_cpus.
-local function round_to_dies(nt, where, job_desc, set, notes)
+-- --ntasks-per-core=N (or CR_ONE_TASK_PER_CORE, which makes it 1 when
+-- not given) limits the CPUs a task uses on a core to
+-- N x --cpus-per-task, and the job holds whole cores the same way.
+local POSITIVE = { { "cpus_per_task", "--cpus-per-task" }, { "ntasks_per_socket", "--ntasks-per-socket" },
+                   { "ntasks_per_core", "--ntasks-per-core" }, { "threads_per_core", "--threads-per-core" } }
+
+local function round_to_dies(nt, where, job_desc, set, notes, rule_rec)
+  -- Zero through the API would divide by zero below.
+  for _, f in ipairs(POSITIVE) do
+    local v = num(job_desc[f[1]], f[1])
+    if v and v < 1 then
+      return refuse("die placement", "%s=%s is not valid; it must be a whole number of at least 1", f[2], tostring(v))
+    end
+  end
   local dc = nt.die_cpus
   local per_task = num(job_desc.cpus_per_task, "cpus_per_task") or 1
   local tasks = num(job_desc.num_tasks, "num_tasks")
@@ -390,6 +427,11 @@ local function round_to_dies(nt, where, job_desc, set, notes)
   local tpc = num(job_desc.threads_per_core, "threads_per_core")
   local spn = num(job_desc.sockets_per_node, "sockets_per_node")
   local max_nodes = num(job_desc.max_nodes, "max_nodes")
+  local npc = num(job_desc.ntasks_per_core, "ntasks_per_core")
+  local npc_from = npc and string.format("--ntasks-per-core=%d", npc)
+  if not npc and rule_rec and rule_rec.OneTaskPerCore then
+    npc, npc_from = 1, "OneTaskPerCore=yes"
+  end
 
   if tpc and tpc > nt.ThreadsPerCore then
     return refuse("die placement",
@@ -402,10 +444,13 @@ local function round_to_dies(nt, where, job_desc, set, notes)
       spn, where, nt.Dies, nt.Dies)
   end
   -- CPUs a die gives the job (du) and a node (nu), in Slurm's count.
-  local du = nt.CoresPerDie * math.min(tpc or nt.ThreadsPerCore, nt.ThreadsPerCore)
+  local per_core = math.min(tpc or nt.ThreadsPerCore, nt.ThreadsPerCore,
+                            npc and npc * per_task or nt.ThreadsPerCore)
+  local du = nt.CoresPerDie * per_core
   local nu = nt.Dies * du
   local shape = (du == dc) and string.format("%d dies x %d CPUs", nt.Dies, dc)
-             or string.format("%d dies x %d CPUs at --threads-per-core=%d", nt.Dies, du, tpc)
+             or (tpc and tpc == per_core) and string.format("%d dies x %d CPUs at --threads-per-core=%d", nt.Dies, du, tpc)
+             or string.format("%d dies x %d CPUs at %s", nt.Dies, du, npc_from)
   if per_task > nu then
     return refuse("die placement",
       "--cpus-per-task=%d is more than a node of %s has (%s); nearest valid: --cpus-per-task=%d",
@@ -425,10 +470,12 @@ local function round_to_dies(nt, where, job_desc, set, notes)
     set.ntasks_per_socket = per_socket
   end
   local pack = math.min(per_socket, math.max(fit, 1))
-  -- The dies n tasks take, and the CPU minimum that keeps them there.
-  local function dies_for(n)
+  -- The dies n tasks (or, for tasks wider than a die, cpus CPUs) take,
+  -- and the CPU minimum that keeps them there.  Wide tasks are counted
+  -- in CPUs, so that a rounded minimum rounds to itself.
+  local function dies_for(n, cpus)
     if fit >= 1 then return ceil_div(n, pack) end
-    return ceil_div(n * per_task, du)
+    return ceil_div(cpus, du)
   end
   local function cpus_for(d)
     if fit >= 1 then return d * pack * per_task end
@@ -437,7 +484,7 @@ local function round_to_dies(nt, where, job_desc, set, notes)
   -- Per node: tasks per node, or the per-node minimum in whole tasks.
   local node_tasks = math.max(per_node_tasks or 0, pn_min and ceil_div(pn_min, per_task) or 0)
   if node_tasks > 0 then
-    local d = dies_for(node_tasks)
+    local d = dies_for(node_tasks, math.max(pn_min or 0, (per_node_tasks or 0) * per_task))
     if d > nt.Dies then
       return refuse("die placement",
         "%d CPUs per node is more than a node of %s has (%s); nearest valid: --ntasks-per-node=%d",
@@ -451,11 +498,12 @@ local function round_to_dies(nt, where, job_desc, set, notes)
   end
   -- In all: tasks x CPUs per task, or the CPU minimum in whole tasks.
   local all_tasks = math.max(tasks or 1, min_cpus and ceil_div(min_cpus, per_task) or 0, 1)
-  local d = dies_for(all_tasks)
+  local all_cpus = math.max(min_cpus or 0, (tasks or 1) * per_task)
+  local d = dies_for(all_tasks, all_cpus)
   if max_nodes and max_nodes >= 1 and d > max_nodes * nt.Dies then
     return refuse("die placement",
       "%d CPUs on at most %d node(s) is more than %s per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
-      all_tasks * per_task, max_nodes, shape, where, ceil_div(d, nt.Dies),
+      fit >= 1 and all_tasks * per_task or all_cpus, max_nodes, shape, where, ceil_div(d, nt.Dies),
       math.max(1, fit >= 1 and max_nodes * nt.Dies * pack or math.floor(max_nodes * nu / per_task)))
   end
   local want = cpus_for(d)
@@ -467,9 +515,11 @@ local function round_to_dies(nt, where, job_desc, set, notes)
   return nil
 end
 
--- plan(job_desc, opts, cfg, part_list, cfg_error) ->
---   { set = {field = value}, reject = "message", notes = {...}, applies = bool }
-function M.plan(job_desc, opts, cfg, part_list, cfg_error)
+-- plan(job_desc, opts, cfg, part_list, cfg_error, no_rounding) ->
+--   { set = {field = value}, reject = "message", notes = {...}, applies = bool,
+--     dies = NodeType governing the job, where = its partition or feature }
+-- no_rounding: judge the options and the partitions only.
+function M.plan(job_desc, opts, cfg, part_list, cfg_error, no_rounding)
   local uses = next(opts) ~= nil
   local result = { set = {}, notes = {}, applies = uses }
   if not cfg then
@@ -532,12 +582,14 @@ function M.plan(job_desc, opts, cfg, part_list, cfg_error)
     end
   end
 
-  local nt, why, where = governing(cfg, partitions, job_desc)
+  local nt, why, where, rule_rec = governing(cfg, partitions, job_desc)
   if why then return why end
   if nt then
-    result.applies = true
-    local r = round_to_dies(nt, where, job_desc, result.set, result.notes)
-    if r then return r end
+    result.applies, result.dies, result.where = true, nt, where
+    if not no_rounding then
+      local r = round_to_dies(nt, where, job_desc, result.set, result.notes, rule_rec)
+      if r then return r end
+    end
   end
   return result
 end
@@ -605,7 +657,7 @@ local function apply(job_desc, part_list, uid, what)
   if next(env_only) ~= nil then
     -- Kept where scontrol update can see it (slurm_job_modify).
     local old = job_desc.admin_comment
-    local mark = M.MARK .. " " .. M.describe(env_only)
+    local mark = M.mark(env_only)
     job_desc.admin_comment = (old and old ~= "") and (old .. "; " .. mark) or mark
     p.notes[#p.notes + 1] = "from the environment: " .. M.describe(env_only)
   end
@@ -662,11 +714,32 @@ end
 -- own options are judged too, so a partition change cannot move a
 -- --lwk job into a co-scheduling partition, nor a --contention-aware
 -- job out of one.
+--
+-- The record Lua sees (src/lua/slurm_lua.c, 22.05 to 26.05) has no
+-- cpus_per_task, num_tasks, ntasks_per_socket, ntasks_per_node,
+-- threads_per_core or shared, so the job's tasks cannot be re-counted
+-- from it; and Slurm lets only operators change ntasks_per_socket, so
+-- an update never sets it.  Hence, for a job placed by dies: a move
+-- between partitions of the same NodeType keeps the shape given at
+-- submission; a new CPU count, or a move onto other dies (or into the
+-- policy), is rounded only when the update itself gives
+-- --cpus-per-task, and refused otherwise.
+local CPU_FIELDS = { "min_cpus", "num_tasks", "cpus_per_task", "pn_min_cpus", "ntasks_per_node" }
+
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
   return M.guard(function(jd, parts)
-    if not (num(jd.min_cpus, "min_cpus") or num(jd.num_tasks, "num_tasks") or num(jd.cpus_per_task, "cpus_per_task")
-            or num(jd.pn_min_cpus, "pn_min_cpus") or jd.partition) then
+    local cpu_change = false
+    for _, f in ipairs(CPU_FIELDS) do
+      if num(jd[f], f) then cpu_change = true end
+    end
+    if not (cpu_change or jd.partition or jd.features) then
       return slurm.SUCCESS
+    end
+    local function refused(msg)
+      slurm.log_user("%s", msg)
+      slurm.log_info("lwk: job_modify: uid %s job %s refused: %s", tostring(modify_uid),
+                     tostring(job_rec and job_rec.job_id), msg)
+      return slurm.ERROR
     end
     local view = setmetatable({}, { __index = function(_, k)
       local v = jd[k]
@@ -677,16 +750,27 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
     end })
     local opts = M.record_options(job_rec)
     local cfg, cfg_error = M.config()
-    local p = M.plan(view, opts, cfg, parts, cfg_error)
-    if p.reject then
-      slurm.log_user("%s", p.reject)
-      slurm.log_info("lwk: job_modify: uid %s job %s refused: %s", tostring(modify_uid),
-                     tostring(job_rec and job_rec.job_id), p.reject)
-      return slurm.ERROR
+    local p = M.plan(view, opts, cfg, parts, cfg_error, true)
+    if p.reject then return refused(p.reject) end
+    if not p.dies then return slurm.SUCCESS end
+    if not num(jd.cpus_per_task, "cpus_per_task") then
+      local before = M.plan(job_rec or {}, {}, cfg, parts, cfg_error, true).dies
+      if cpu_change or before ~= p.dies then
+        return refused(string.format(
+          "lwk: die placement: %s places jobs by whole dies, and an update cannot re-count a job's tasks " ..
+          "(Slurm does not show this policy the job's --cpus-per-task); cancel the job and submit it again " ..
+          "with the new request, or give CPUsPerTask= in the same update", p.where))
+      end
+      return slurm.SUCCESS
     end
+    p = M.plan(view, opts, cfg, parts, cfg_error)
+    if p.reject then return refused(p.reject) end
     for field, value in pairs(p.set or {}) do
-      -- A partition the job did not ask for is only chosen at submission.
-      if field ~= "shared" and field ~= "partition" then jd[field] = value end
+      -- A partition the job did not ask for is only chosen at submission;
+      -- ntasks_per_socket is the operators' (ESLURM_ACCESS_DENIED).
+      if field ~= "shared" and field ~= "partition" and field ~= "ntasks_per_socket" then
+        jd[field] = value
+      end
     end
     if #p.notes > 0 then
       slurm.log_info("lwk: job_modify: uid %s: [%s]", tostring(modify_uid), table.concat(p.notes, "; "))

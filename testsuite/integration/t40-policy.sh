@@ -140,10 +140,20 @@ test_scontrol_update_is_rounded_too() {
 	geometry
 	need_two_dies
 	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
-	scontrol update jobid="$jid" NumCPUs=$((die_cpus + 1)) || fail "scontrol update failed"
+	defer scancel "$jid"
+	# Lua never sees a job's --cpus-per-task: the update gives it.
+	scontrol update jobid="$jid" NumCPUs=$((die_cpus + 1)) CPUsPerTask=1 || fail "scontrol update failed"
 	[ "$(field "$jid" NumCPUs)" = $((2 * die_cpus)) ] ||
 		fail "NumCPUs=$(field "$jid" NumCPUs) after NumCPUs=$((die_cpus + 1)), expected $((2 * die_cpus))"
-	scancel "$jid"
+	# Without it the update is refused by the rule (the log names it;
+	# not "Access denied" for a field users may not change).
+	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" NumCPUs=$((3 * die_cpus + 1))
+	[ "$(field "$jid" NumCPUs)" = $((2 * die_cpus)) ] || fail "NumCPUs=$(field "$jid" NumCPUs) after a refused update"
+	if [ "${LWK_PRIVATE:-0}" = 1 ]; then
+		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: die placement: dies places jobs by whole dies, .*cancel the job and submit it again" \
+			"$LWK_DEV_DIR/log/slurmctld.log" ||
+			fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$LWK_DEV_DIR/log/slurmctld.log" | tail -3)"
+	fi
 }
 
 test_options_exported_in_the_environment_are_judged_too() {
@@ -173,10 +183,26 @@ test_options_exported_in_the_environment_are_judged_too() {
 		fail "sbatch failed"
 	defer scancel "$jid"
 	[ "$(field "$jid" OverSubscribe)" = NO ] || fail "OverSubscribe=$(field "$jid" OverSubscribe): not a whole node"
-	scontrol show job "$jid" | grep -q "AdminComment=lwk-options: --lwk=os=1" ||
+	scontrol show job "$jid" | grep -q "AdminComment=lwk-options: lwk" ||
 		fail "no lwk-options in the admin comment: $(scontrol show job "$jid" | grep -o 'AdminComment=.*')"
+	# Refused by the rule, not by anything else (Slurm 22.05 keeps the
+	# message from the user: the slurmctld log names it).
+	local log=$LWK_DEV_DIR/log/slurmctld.log
 	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=cosched
 	[ "$(field "$jid" Partition)" = dies ] || fail "the job moved to $(field "$jid" Partition)"
+	[ "${LWK_PRIVATE:-0}" != 1 ] ||
+		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs" "$log" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
+	scancel "$jid"
+	# A ';' (or a space) in an option's value hides no later option.
+	jid=$(env '_SLURM_SPANK_OPTION_lwk_sync_monitor=dir=/tmp/x; y' _SLURM_SPANK_OPTION_lwk_contention_aware= \
+		sbatch --parsable -H -p cosched -o /dev/null --wrap true) || fail "sbatch failed"
+	defer scancel "$jid"
+	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=debug
+	[ "$(field "$jid" Partition)" = cosched ] || fail "the --contention-aware job moved to $(field "$jid" Partition)"
+	[ "${LWK_PRIVATE:-0}" != 1 ] ||
+		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --contention-aware: partition debug does not co-schedule" "$log" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
 }
 
 # A refused scontrol update: Slurm 22.05 drops the user message of

@@ -126,7 +126,7 @@ describe("options in a batch job's environment", function()
     job = batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = "" }, {}, { partition = "batch", admin_comment = "site note" })
     assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
     assert.are.equal(0, job.shared)
-    assert.are.equal("site note; lwk-options: --lwk", job.admin_comment)
+    assert.are.equal("site note; lwk-options: lwk", job.admin_comment)
     job = batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_contention_aware = "" }, {}, { partition = "batch" })
     assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
     assert.truthy(fake.user[2]:find("lwk: --contention-aware: partition batch does not co-schedule", 1, true), fake.user[2])
@@ -426,7 +426,7 @@ describe("slurm_job_modify", function()
   before_each(function() M = load_policy(SITE) end)
 
   it("rounds a new CPU count in a die-granular partition", function()
-    local jd = { min_cpus = 3, num_tasks = NO_VAL, cpus_per_task = NO_VAL16 }
+    local jd = { min_cpus = 3, num_tasks = NO_VAL, cpus_per_task = 1 }
     assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, { partition = "batch" }, PARTS, 0))
     assert.are.equal(6, jd.min_cpus)
   end)
@@ -451,11 +451,19 @@ describe("slurm_job_modify of a job's partition", function()
   local M
   before_each(function() M = load_policy(SITE) end)
 
-  -- A pending job's record as slurmctld shows it to Lua.
+  -- A pending job's record as slurmctld shows it to Lua: only the
+  -- fields src/lua/slurm_lua.c gives (22.05 to 26.05); cpus_per_task,
+  -- num_tasks, ntasks_per_*, threads_per_core and shared read nil.
+  local EXPOSED = { account = 1, admin_comment = 1, features = 1, job_id = 1, max_cpus = 1,
+                    max_nodes = 1, min_cpus = 1, min_nodes = 1, name = 1, nodes = 1,
+                    partition = 1, pn_min_cpus = 1, spank_job_env = 1,
+                    spank_job_env_size = 1, time_limit = 1, user_id = 1 }
   local function rec(partition, entries, extra)
     local r = fake.job(entries, extra)
     r.partition = partition
-    return r
+    local shown = {}
+    for k, v in pairs(r) do if EXPOSED[k] then shown[k] = v end end
+    return shown
   end
 
   it("refuses to move a --lwk job into a co-scheduling partition, naming the rule", function()
@@ -471,10 +479,28 @@ describe("slurm_job_modify of a job's partition", function()
   end)
 
   it("judges options that came from the environment, kept in the admin comment", function()
-    local r = rec("batch", {}, { admin_comment = "site note; lwk-options: --lwk=os=1 --sync-monitor" })
-    assert.are.same({ lwk = "os=1", ["sync-monitor"] = "" }, M.record_options(r))
+    local r = rec("batch", {}, { admin_comment = "site note; lwk-options: lwk,sync-monitor" })
+    assert.are.same({ lwk = "", ["sync-monitor"] = "" }, M.record_options(r))
     assert.are.equal(slurm.ERROR, slurm_job_modify({ partition = "cosched" }, r, PARTS, 1000))
     assert.truthy(fake.user[1]:find("lwk: --lwk: partition cosched", 1, true))
+  end)
+
+  it("keeps every option name in the mark, whatever the values hold (';', spaces)", function()
+    local vars = { _SLURM_SPANK_OPTION_lwk_sync_monitor = "dir=/tmp/x; y", _SLURM_SPANK_OPTION_lwk_contention_aware = "" }
+    local job = fake.job({}, { partition = "cosched", script = "#!/bin/sh\n",
+                               environment = setmetatable({}, { __index = function(_, k) return vars[k] end }) })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.are.equal("lwk-options: sync-monitor,contention-aware", job.admin_comment)
+    local r = rec("cosched", {}, { admin_comment = job.admin_comment })
+    assert.are.same({ ["sync-monitor"] = "", ["contention-aware"] = "" }, M.record_options(r))
+    assert.are.equal(slurm.ERROR, slurm_job_modify({ partition = "plain" }, r, PARTS, 1000))
+    assert.truthy(fake.user[1]:find("lwk: --contention-aware: partition plain", 1, true), fake.user[1])
+    -- The last mark counts; an earlier site note may hold anything.
+    r = rec("batch", {}, { admin_comment = "note lwk-options: bogus;x; lwk-options: lwk" })
+    assert.are.same({ lwk = "" }, M.record_options(r))
+    -- A job still pending from before names only.
+    r = rec("batch", {}, { admin_comment = "lwk-options: --lwk=os=1 --sync-monitor" })
+    assert.are.same({ lwk = "", ["sync-monitor"] = "" }, M.record_options(r))
   end)
 
   it("lets other jobs and allowed moves through", function()
@@ -484,6 +510,67 @@ describe("slurm_job_modify of a job's partition", function()
     assert.are.equal(slurm.SUCCESS,
       slurm_job_modify({ time_limit = 5 }, rec("cosched", { opt("lwk") }), PARTS, 1000))
     assert.are.equal(0, #fake.user)
+  end)
+end)
+
+describe("slurm_job_modify with what slurmctld shows (no cpus_per_task, no ntasks_per_socket)", function()
+  local M
+  before_each(function() M = load_policy(SITE .. "Partition=epyc2 NodeType=epyc\n") end)
+  local PARTS2 = { debug = { flag_default = 1 }, epyc = {}, epyc2 = {}, batch = {}, plain = {}, cosched = {} }
+  -- What a job -n 2 -c 9 -p epyc has after job_submit (ntasks_per_socket=1,
+  -- min_cpus=24) as Lua sees its record: no cpus_per_task, no tasks.
+  local function rec(partition, extra)
+    local r = { partition = partition, min_cpus = 24, pn_min_cpus = 16, max_nodes = NO_VAL,
+                spank_job_env = {}, spank_job_env_size = 0 }
+    for k, v in pairs(extra or {}) do r[k] = v end
+    return r
+  end
+  local function upd(extra)
+    local jd = { min_cpus = NO_VAL, num_tasks = NO_VAL, cpus_per_task = NO_VAL16,
+                 pn_min_cpus = NO_VAL16, ntasks_per_socket = NO_VAL16, ntasks_per_node = NO_VAL16 }
+    for k, v in pairs(extra) do jd[k] = v end
+    return jd
+  end
+
+  it("never writes ntasks_per_socket (Slurm denies that to users) and refuses a CPU change it cannot judge", function()
+    local jd = upd({ num_tasks = 3 })
+    assert.are.equal(slurm.ERROR, slurm_job_modify(jd, rec("epyc"), PARTS2, 1000))
+    assert.are.equal(NO_VAL16, jd.ntasks_per_socket)
+    assert.are.equal(NO_VAL, jd.min_cpus)
+    assert.truthy(fake.user[1]:find("^lwk: die placement: .*cancel the job and submit it again"), fake.user[1])
+    for _, f in ipairs({ { min_cpus = 30 }, { pn_min_cpus = 20 } }) do
+      fake.user = {}
+      jd = upd(f)
+      assert.are.equal(slurm.ERROR, slurm_job_modify(jd, rec("epyc"), PARTS2, 1000))
+      assert.are.equal(NO_VAL16, jd.ntasks_per_socket)
+    end
+  end)
+
+  it("moves a job between partitions of the same dies and changes nothing", function()
+    local jd = upd({ partition = "epyc2" })
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, rec("epyc"), PARTS2, 0))
+    assert.are.equal(NO_VAL16, jd.ntasks_per_socket)
+    assert.are.equal(NO_VAL, jd.min_cpus)
+    assert.are.equal(NO_VAL16, jd.pn_min_cpus)
+  end)
+
+  it("refuses a move onto other dies or into the policy from outside it", function()
+    for _, m in ipairs({ { "plain", "batch" }, { "debug", "epyc" }, { "epyc", "batch" } }) do
+      fake.user = {}
+      local jd = upd({ partition = m[2] })
+      assert.are.equal(slurm.ERROR, slurm_job_modify(jd, rec(m[1]), PARTS2, 1000), m[1] .. " -> " .. m[2])
+      assert.truthy(fake.user[1]:find("cancel the job and submit it again", 1, true), fake.user[1])
+      assert.are.equal(NO_VAL16, jd.ntasks_per_socket)
+    end
+    -- Out of the policy: nothing to round.
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(upd({ partition = "plain" }), rec("epyc"), PARTS2, 1000))
+  end)
+
+  it("rounds when the update itself gives --cpus-per-task, still without ntasks_per_socket", function()
+    local jd = upd({ num_tasks = 3, cpus_per_task = 3 })
+    assert.are.equal(slurm.SUCCESS, slurm_job_modify(jd, rec("epyc", { min_cpus = 9, pn_min_cpus = 3 }), PARTS2, 1000))
+    assert.are.equal(12, jd.min_cpus)
+    assert.are.equal(NO_VAL16, jd.ntasks_per_socket)
   end)
 end)
 
@@ -527,8 +614,60 @@ describe("die placement on many-die nodes with threads (16 dies x 4 cores x 2)",
     -- 13 CPUs in tasks of 2: 7 tasks, 4 a die, 2 dies of 16 CPUs.
     local p = plan({ num_tasks = 1, cpus_per_task = 2, min_cpus = 13 })
     assert.are.equal(16, p.set.min_cpus)
-    p = plan({ num_tasks = 1, cpus_per_task = 9, min_cpus = 16 })
-    assert.are.equal(24, p.set.min_cpus) -- Slurm counts 2 tasks of 9: 3 dies
+  end)
+
+  it("rounds its own result to itself (idempotent), also for tasks wider than a die", function()
+    for _, j in ipairs({ { num_tasks = 1, cpus_per_task = 9 }, { num_tasks = 2, cpus_per_task = 9 },
+                         { num_tasks = 3, cpus_per_task = 3 }, { num_tasks = 1, cpus_per_task = 17, pn_min_cpus = 17 } }) do
+      local p = plan(j)
+      local again = {}
+      for k, v in pairs(j) do again[k] = v end
+      for k, v in pairs(p.set) do again[k] = v end
+      local q = plan(again)
+      assert.is_nil(q.set.min_cpus, "min_cpus " .. tostring(p.set.min_cpus))
+      assert.is_nil(q.set.pn_min_cpus)
+    end
+    local p = plan({ num_tasks = 1, cpus_per_task = 9, min_cpus = 16 })
+    assert.is_nil(p.set.min_cpus) -- 16 CPUs are 2 dies already
+  end)
+
+  it("counts the CPUs --ntasks-per-core lets a task use on a core", function()
+    local p = plan({ num_tasks = 3, ntasks_per_core = 1 })
+    assert.are.equal(4, p.set.ntasks_per_socket) -- one task a core: 4 a die
+    assert.are.equal(4, p.set.min_cpus)
+    p = plan({ num_tasks = 3, ntasks_per_core = 2 })
+    assert.are.equal(8, p.set.ntasks_per_socket)
+    p = plan({ num_tasks = 1, cpus_per_task = 3, ntasks_per_core = 1 }) -- 2 CPUs a core
+    assert.are.equal(2, p.set.ntasks_per_socket)
+  end)
+
+  it("counts one task a core where the site says OneTaskPerCore=yes (CR_ONE_TASK_PER_CORE)", function()
+    M = load_policy(SITE .. "Partition=epyc1t NodeType=epyc OneTaskPerCore=yes\nFeature=dies1t NodeType=epyc OneTaskPerCore=yes\n")
+    for _, extra in ipairs({ { partition = "epyc1t" }, { features = "dies1t" } }) do
+      extra.num_tasks = 3
+      local p = plan_for(M, extra)
+      assert.are.equal(4, p.set.ntasks_per_socket)
+      assert.are.equal(4, p.set.min_cpus)
+    end
+    local p = plan_for(M, { partition = "epyc1t", num_tasks = 3, ntasks_per_core = 2 })
+    assert.are.equal(8, p.set.ntasks_per_socket) -- the job's own value wins
+    local cfg, err = M.parse_config(SITE .. "Partition=x NodeType=epyc OneTaskPerCore=1\n")
+    assert.is_nil(cfg)
+    assert.truthy(err:find("OneTaskPerCore='1' is not valid; OneTaskPerCore must be yes or no", 1, true), err)
+  end)
+
+  it("refuses zero or negative counts that would divide by zero", function()
+    for _, f in ipairs({ { "ntasks_per_socket", "--ntasks-per-socket" }, { "cpus_per_task", "--cpus-per-task" },
+                         { "ntasks_per_core", "--ntasks-per-core" }, { "threads_per_core", "--threads-per-core" } }) do
+      for _, v in ipairs({ 0, -1 }) do
+        local p = plan({ num_tasks = 3, [f[1]] = v })
+        assert.truthy(p.reject and p.reject:find("lwk: die placement: " .. f[2] .. "=" .. v .. " is not valid", 1, true), tostring(p.reject))
+        local job = fake.job({}, { partition = "epyc", num_tasks = 3, [f[1]] = v })
+        fake.user = {}
+        assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+        assert.truthy(fake.user[1]:find("is not valid", 1, true), fake.user[1])
+      end
+    end
   end)
 
   it("counts one CPU a core with --threads-per-core=1", function()
