@@ -10,6 +10,16 @@
 # A guest busy with hpcc answers its command inbox late.
 ON_NODE_SECONDS=120
 
+# Ranks per node, and how long one hpcc job may take.  Between the TCG
+# guests a message takes about 12 ms and 2 MB about 0.5 s (measured), and
+# hpcc's latency-bandwidth section (not optional) times every pair of
+# ranks: one rank per node there, and minutes.
+if [ -n "${LWK_GUEST_SHARE:-}" ]; then
+	MPI_PPN=1 MPI_SECONDS=900
+else
+	MPI_PPN=2 MPI_SECONDS=300
+fi
+
 need_mpi() {
 	[ "$LWK_NODES" -ge 2 ] || skip "needs 2 nodes, the cluster has $LWK_NODES"
 	on_each_node command -v hpcc >/dev/null ||
@@ -64,9 +74,10 @@ $ranks            Qs
 EOF
 	# Each task: (contention-aware) wait until its node's arbiter has
 	# placed the job, so that hpcc starts on the dies it keeps; then hpcc
-	# as a child, and while it runs, every 0.2 s, one line: the CPUs it
+	# as a child, and while it runs, every second, one line: the CPUs it
 	# may use, the CPUs its threads last ran on (field 39 of each
-	# thread's stat) and the job's CPUs in the node's record.
+	# thread's stat) and the job's CPUs in the node's record.  Read with
+	# bash alone: under TCG every fork costs the rank next to it.
 	# Busy-polling ranks that share a CPU (every node of the host's
 	# cluster is the same 2 CPUs; --lwk puts each node's ranks on the
 	# same App CPU) wait on each other for whole time slices: Open MPI
@@ -75,23 +86,36 @@ EOF
 export OMPI_MCA_mpi_yield_when_idle=1
 log=rank.$SLURM_PROCID
 rec=${SLURM_CASAS_RECORD:-}
+field() { # FILE KEY: the value of KEY= in FILE
+	local line
+	while IFS= read -r line; do
+		[ "${line%%=*}" = "$2" ] && { echo "${line#*=}"; return; }
+	done <"$1"
+}
 if [ -n "$rec" ]; then
 	for ((i = 0; i < 600; i++)); do
-		grep -qE '^status=(placed|equal|shared)$' "$rec" 2>/dev/null && break
+		case $(field "$rec" status 2>/dev/null) in placed | equal | shared) break ;; esac
 		sleep 0.5
 	done
-	echo "record $(grep -E '^(status|dies|cpus)=' "$rec" | tr '\n' ' ')" >"$log"
+	echo "record status=$(field "$rec" status) dies=$(field "$rec" dies) cpus=$(field "$rec" cpus) " >"$log"
 fi
 hpcc &
 pid=$!
 echo "start $SLURMD_NODENAME pid=$pid app=${SLURM_LWK_APP_CPUS:-}" >>"$log"
 while kill -0 "$pid" 2>/dev/null; do
-	allowed=$(sed -n 's/^Cpus_allowed_list:\t//p' /proc/$pid/status 2>/dev/null)
-	ran=$(cat /proc/$pid/task/*/stat 2>/dev/null | sed 's/^.*) //' | awk '{ print $37 }' | sort -un | paste -sd, -)
+	allowed= ran=
+	while IFS=$'\t' read -r k v; do
+		[ "$k" = Cpus_allowed_list: ] && allowed=$v
+	done <"/proc/$pid/status" 2>/dev/null
+	for t in /proc/$pid/task/*/stat; do
+		read -r line <"$t" 2>/dev/null || continue
+		set -- ${line##*) }
+		ran=$ran${ran:+,}${37}
+	done
 	cpus=
-	[ -z "$rec" ] || cpus=$(sed -n 's/^cpus=//p' "$rec" 2>/dev/null)
+	[ -z "$rec" ] || cpus=$(field "$rec" cpus 2>/dev/null)
 	[ -z "$allowed" ] || echo "sample allowed=$allowed ran=$ran record=$cpus" >>"$log"
-	sleep 0.2
+	sleep 1
 done
 wait "$pid"
 rc=$?
@@ -150,9 +174,9 @@ test_hpcc_runs_across_nodes() {
 	local dir jid n=2 ranks=2
 	need_mpi
 	dir=$(mpi_dir hpcc-plain $ranks)
-	jid=$(sbatch --parsable -N $n --ntasks-per-node=1 -D "$dir" -o "$dir/job.out" \
+	jid=$(sbatch --parsable -N $n --ntasks-per-node=1 -c 2 -D "$dir" -o "$dir/job.out" \
 		--wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
-	mpi_wait "$jid" 300
+	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
 	[ "$(grep -h '^start' "$dir"/rank.* | awk '{ print $2 }' | sort -u | wc -l)" = $n ] ||
 		fail "the ranks did not run on $n nodes: $(grep -h '^start' "$dir"/rank.*)"
@@ -166,12 +190,12 @@ hpcc_seconds() {
 }
 
 test_hpcc_under_lwk_runs_on_the_app_cores_and_the_sampler_sees_its_ranks() {
-	local dir jid n=2 ranks=4 f node pid app line rank samples=0
+	local dir jid n=2 ranks=$((2 * MPI_PPN)) f node pid app line rank samples=0
 	need_mpi
 	dir=$(mpi_dir hpcc-lwk $ranks)
-	jid=$(sbatch --parsable -N $n --ntasks-per-node=2 --lwk --sync-monitor=interval=100ms,dir="$dir" \
+	jid=$(sbatch --parsable -N $n --ntasks-per-node=$MPI_PPN --lwk --sync-monitor=interval=100ms,dir="$dir" \
 		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
-	mpi_wait "$jid" 400
+	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
 	[ "$(grep -h '^start' "$dir"/rank.* | awk '{ print $2 }' | sort -u | wc -l)" = $n ] ||
 		fail "the ranks did not run on $n nodes: $(grep -h '^start' "$dir"/rank.*)"
@@ -210,7 +234,7 @@ test_hpcc_under_contention_aware_runs_on_the_dies_it_was_given() {
 	cpus=$(scontrol show node "$node_a" | grep -oE 'CPUTot=[0-9]+' | cut -d= -f2)
 	dies=$(scontrol show node "$node_a" | grep -oE 'Sockets=[0-9]+' | cut -d= -f2)
 	[ "$dies" -ge 2 ] || skip "needs two dies or more per node; $node_a has $dies"
-	ranks=$((2 * n))
+	ranks=$((MPI_PPN * n))
 	dir=$(mpi_dir hpcc-casas $ranks)
 	# The other job: on the last two nodes (not node1: the guests' slurmctld).
 	cat >"$dir/burn.sh" <<'EOF'
@@ -222,10 +246,10 @@ EOF
 		--wrap "srun bash $dir/burn.sh $((cpus / dies))") || fail "sbatch failed"
 	defer scancel "$other"
 	jid=$(sbatch --parsable -p cosched -N $n -w "$(sinfo -h -N -o '%N' | sort -u | tail -2 | paste -sd, -)" \
-		--ntasks-per-node=2 -c $((cpus / 2)) --contention-aware=event=task-clock,probe=300ms \
+		--ntasks-per-node=$MPI_PPN -c $((cpus / MPI_PPN)) --contention-aware=event=task-clock,probe=300ms \
 		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
 	defer scancel "$jid"
-	mpi_wait "$jid" 500
+	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
 	for f in "$dir"/rank.*; do
 		rank=${f##*.}
