@@ -150,7 +150,7 @@ assert_hpcc_success() {
 	assert_grep "^CommWorldProcs=$ranks\$" "$dir/hpccoutf.txt" "hpcc's summary (one MPI world of $ranks ranks)"
 	assert_grep '\.\.\.\.\.\. PASSED$' "$dir/hpccoutf.txt" "HPL's residual check"
 	[ "$(ls "$dir"/rank.* 2>/dev/null | wc -l)" = "$ranks" ] || fail "expected $ranks rank logs: $(ls "$dir")"
-	grep -q '^exit 0$' "$dir"/rank.* || fail "a rank did not exit 0: $(grep -h '^exit' "$dir"/rank.*)"
+	[ -z "$(grep -L '^exit 0$' "$dir"/rank.*)" ] || fail "a rank did not exit 0: $(grep -H '^exit' "$dir"/rank.*)"
 }
 
 # in_list CPUS LIST: every CPU of CPUS (a list) is in LIST.
@@ -176,6 +176,7 @@ test_hpcc_runs_across_nodes() {
 	dir=$(mpi_dir hpcc-plain $ranks)
 	jid=$(sbatch --parsable -N $n --ntasks-per-node=1 -c 2 -D "$dir" -o "$dir/job.out" \
 		--wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
+	defer scancel "$jid"
 	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
 	[ "$(grep -h '^start' "$dir"/rank.* | awk '{ print $2 }' | sort -u | wc -l)" = $n ] ||
@@ -195,6 +196,7 @@ test_hpcc_under_lwk_runs_on_the_app_cores_and_the_sampler_sees_its_ranks() {
 	dir=$(mpi_dir hpcc-lwk $ranks)
 	jid=$(sbatch --parsable -N $n --ntasks-per-node=$MPI_PPN --lwk --sync-monitor=interval=100ms,dir="$dir" \
 		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
+	defer scancel "$jid"
 	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
 	[ "$(grep -h '^start' "$dir"/rank.* | awk '{ print $2 }' | sort -u | wc -l)" = $n ] ||
