@@ -1,11 +1,11 @@
 # shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# A real MPI code across nodes: HPC Challenge (Debian's hpcc, Open MPI,
-# launched by srun --mpi=pmix) under --lwk with --sync-monitor and under
-# --contention-aware.  Each test checks hpcc's own verdict (Success=1,
+# A real MPI code: HPC Challenge (Debian's hpcc, Open MPI, launched by
+# srun --mpi=pmix) across nodes, under --lwk with --sync-monitor and
+# under --contention-aware (on the guests: on one node, see MPI_NODES).  Each test checks hpcc's own verdict (Success=1,
 # one MPI world of all the ranks), where every rank ran, and, with the
 # sampler, that it saw the ranks.  hpcc runs with a small problem
-# (N=200): about 2 s on the host, tens of seconds on the TCG guests.
+# (N=200): 2 to 8 s on the host, 30 to 70 s on one TCG guest.
 
 # A guest busy with hpcc answers its command inbox late.
 ON_NODE_SECONDS=120
