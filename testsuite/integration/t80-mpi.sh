@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A real MPI code: HPC Challenge (Debian's hpcc, Open MPI, launched by
 # srun --mpi=pmix) across nodes, under --lwk with --sync-monitor and
-# under --contention-aware (on the guests: on one node, see MPI_NODES).  Each test checks hpcc's own verdict (Success=1,
-# one MPI world of all the ranks), where every rank ran, and, with the
-# sampler, that it saw the ranks.  hpcc runs with a small problem
+# under --contention-aware (on the guests: on one node, see MPI_NODES).
+# Each test checks hpcc's own verdict (Success=1, one MPI world of all
+# the ranks), where every rank ran, and, with the sampler, that it saw
+# the ranks.  hpcc runs with a small problem
 # (N=200): 2 to 8 s on the host, 30 to 70 s on one TCG guest.
 
 # A guest busy with hpcc answers its command inbox late.
