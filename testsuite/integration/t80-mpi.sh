@@ -8,9 +8,6 @@
 # the ranks.  hpcc runs with a small problem
 # (N=200): 2 to 8 s on the host, 30 to 70 s on one TCG guest.
 
-# A guest busy with hpcc answers its command inbox late.
-ON_NODE_SECONDS=120
-
 # Nodes and ranks per node of the --lwk and --contention-aware jobs, and
 # how long one hpcc job may take.  Between the TCG guests a small message
 # takes 4 to 12 ms and 2 MB about 1 s (measured), and hpcc's
