@@ -376,48 +376,13 @@ static void keep(struct remains *k, bool failed, const char *fmt, ...)
 
 /* ---- the plugin's own cgroups ------------------------------------------ */
 
-/* SIGKILL every process in the cgroup directory and below; how many. */
-static int kill_tree(const char *dir, int depth)
+/* SIGKILL every process in the cgroup path of hierarchy hier (v1: of
+ * controller) and below: never one a reused pid names outside it
+ * (cgroup.kill, or a pidfd checked against the cgroup: cgroup.c). */
+static int kill_tree(const struct lwk_part_roots *r, const char *hier, const char *controller,
+		     const char *path)
 {
-	char path[1500];
-	struct dirent *e;
-	DIR *d;
-	FILE *f;
-	int fd, n = 0;
-	long pid;
-
-	if (depth > 8)
-		return 0;
-	/* v2 (5.14+): the kernel kills the whole subtree at once. */
-	snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
-	fd = depth ? -1 : open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		if (write(fd, "1", 1) != 1) {
-			/* then the pids below */
-		}
-		close(fd);
-	}
-	/* Every pid, read as a stream: a cut number would be another pid. */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f && fd >= 0)
-		close(fd);
-	while (f && fscanf(f, "%ld", &pid) == 1)
-		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	if (f)
-		fclose(f);
-	d = opendir(dir);
-	if (!d)
-		return n;
-	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && e->d_name[0] != '.' && strlen(dir) + strlen(e->d_name) < 1200) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			n += kill_tree(path, depth + 1);
-		}
-	closedir(d);
-	return n;
+	return lwk_cgroup_kill_tree(hier, controller, path, r->proc);
 }
 
 /* Remove the cgroup directory and the ones below it, deepest first. */
@@ -442,11 +407,14 @@ static int rmdir_tree(const char *dir, int depth)
 /* Kill what is left in a cgroup tree, wait (up to ~2 s) for it to be
  * empty, and remove it.  Returns how many processes were killed, or -1
  * when the tree could not be removed. */
-static int clear_tree(const char *dir)
+static int clear_tree(const struct lwk_part_roots *r, const char *hier, const char *controller,
+		      const char *path)
 {
+	char dir[1200];
 	int killed = 0, n;
 
-	for (int round = 0; round < 200 && (n = kill_tree(dir, 0)) > 0; round++) {
+	snprintf(dir, sizeof(dir), "%s%s", hier, path);
+	for (int round = 0; round < 200 && (n = kill_tree(r, hier, controller, path)) > 0; round++) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 
 		if (round == 0)
@@ -483,11 +451,12 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 		    lwk_cgroup_init(&cg, r->cgroup_root, paths[i], err, sizeof(err)))
 			continue;
 		{
-			char dir[1100];
+			char hier[400];
 
-			snprintf(dir, sizeof(dir), "%s%s%s", cg.root,
-				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "", cg.path);
-			if (clear_tree(dir) > 0)
+			snprintf(hier, sizeof(hier), "%s%s", cg.root,
+				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "");
+			if (clear_tree(r, hier, cg.version == LWK_CGROUP_V1 ? "cpuset" : NULL,
+				       cg.path) > 0)
 				lwk_log_append(log, loglen, "killed what was left in %s", cg.path);
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
@@ -528,7 +497,7 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char path[800], dir[1200];
+		char path[800], hier[400];
 
 		if (len > 6 && len - 6 < sizeof(path) && !strncmp(line, "jobcg ", 6)) {
 			memcpy(path, line + 6, len - 6);
@@ -540,10 +509,10 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
 					int killed;
 
-					snprintf(dir, sizeof(dir), "%s%s%s%s", r->cgroup_root,
-						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "",
-						 path);
-					killed = clear_tree(dir);
+					snprintf(hier, sizeof(hier), "%s%s%s", r->cgroup_root,
+						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "");
+					killed = clear_tree(r, hier, v == LWK_CGROUP_V1 ? v1[i] : NULL,
+							    path);
 					left |= killed < 0;
 					if (killed > 0)
 						lwk_log_append(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
