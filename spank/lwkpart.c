@@ -819,6 +819,20 @@ static int setup_linux(const struct lwk_part_roots *r, uint32_t job, struct lwk_
 
 	if (!save)
 		return ERR("lwk: out of memory");
+	/* mem= first, before anything is done: hugepages are memory outside
+	 * the job's cgroup, so each node must have them free now, and the
+	 * node where the OS runs keeps a floor (hugepages.h). */
+	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
+		uint64_t page = (uint64_t)p->plan.page_kb * 1024,
+			 bytes = (p->plan.node_mem[n] + page - 1) / page * page;
+
+		if (bytes && lwk_hugepages_fit(r->sysfs, n,
+					       lwk_hugepages_node_has(r->sysfs, n, &p->plan.os_cpus),
+					       bytes, err, errlen)) {
+			free(save);
+			return -1;
+		}
+	}
 	/* First the list of what will move, with the old affinities. */
 	save[0] = '\0';
 	rc = lwk_irq_list_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, err, errlen);

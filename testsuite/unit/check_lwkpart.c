@@ -637,11 +637,63 @@ START_TEST(the_teardown_kills_in_a_real_v2_cgroup)
 }
 END_TEST
 
+/* The guest8 node's NUMA nodes as sysfs shows them: CPUs and memory. */
+static void mem_nodes(unsigned long long free0_mb, unsigned long long free1_mb)
+{
+	char text[256];
+
+	tree_put("sys/devices/system/node/node0/cpulist", "0-3\n");
+	tree_put("sys/devices/system/node/node1/cpulist", "4-7\n");
+	snprintf(text, sizeof(text), "Node 0 MemTotal:        4194304 kB\nNode 0 MemFree:   %llu kB\n"
+		 "Node 0 MemUsed:   1 kB\n", free0_mb * 1024);
+	tree_put("sys/devices/system/node/node0/meminfo", text);
+	snprintf(text, sizeof(text), "Node 1 MemTotal:        4194304 kB\nNode 1 MemFree:   %llu kB\n",
+		 free1_mb * 1024);
+	tree_put("sys/devices/system/node/node1/meminfo", text);
+}
+
+/* 3.7: os=2,mem=40M puts 14M of hugepages on node 0, where the OS cores
+ * are, and 28M on node 1.  Node 0 keeps 256M free for the system: with
+ * 260M free the request is refused with the numbers, before anything
+ * is done; with 300M it fits. */
+START_TEST(mem_keeps_a_floor_free_on_the_os_node)
+{
+	struct lwk_part p;
+	char log[4096];
+
+	node_tree();
+	mem_nodes(260, 4000);
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), -1);
+	ck_assert_msg(strstr(err, "mem= asks 14M of hugepages on NUMA node 0, where the OS runs: it "
+				  "has 260M free and keeps 256M of it for the system, so 4M is available; "
+				  "ask for less memory (mem=)"), "%s", err);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7\n");
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_int_eq(hugepages(1), 10);
+	/* An App-only node gives what it has free, no floor. */
+	mem_nodes(4000, 20);
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), -1);
+	ck_assert_msg(strstr(err, "mem= asks 28M of hugepages on NUMA node 1, which has 20M free"),
+		      "%s", err);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_int_eq(hugepages(0), 10);
+	mem_nodes(300, 28);
+	ck_assert_msg(setup("os=2,mem=40M", &p) == 1, "%s", err);
+	ck_assert_int_eq(hugepages(0), 17);
+	ck_assert_int_eq(hugepages(1), 24);
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_int_eq(hugepages(0), 10);
+	tree_remove();
+}
+END_TEST
+
 static void lwkmem_tests(TCase *tc)
 {
 	tcase_add_test(tc, the_teardown_kills_no_pid_outside_the_cgroup);
 	tcase_add_test(tc, the_teardown_kills_in_a_real_v1_cgroup);
 	tcase_add_test(tc, the_teardown_kills_in_a_real_v2_cgroup);
+	tcase_add_test(tc, mem_keeps_a_floor_free_on_the_os_node);
 }
 
 /* Run by check_lwk_root: the state directories and tools must be root's. */
