@@ -688,12 +688,82 @@ START_TEST(mem_keeps_a_floor_free_on_the_os_node)
 }
 END_TEST
 
+#define JOBMEM "cg/s.slice/n1.scope/job_42/memory.max"
+
+/* 3.7: mem= hugepages are not counted by the job's memory cgroup: the
+ * job's limit (Slurm's, 1G) is lowered by the 42M reserved, recorded
+ * first, set again after Slurm rewrites it for a new step, and given
+ * back at the teardown. */
+START_TEST(mem_is_charged_to_the_jobs_memory_limit)
+{
+	const char *task = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	struct lwk_part p;
+	char what[1024], log[4096];
+
+	node_tree();
+	tree_put(JOBMEM, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_msg(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(tree_get(JOBMEM), "1029701632");
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
+				     "memcharge /s.slice/n1.scope/job_42 1073741824 1029701632\n"));
+	ck_assert_msg(strstr(what, "mem= holds 42M outside the job's memory: its limit in "
+				   "/s.slice/n1.scope/job_42 is 982M, not 1024M"), "%s", what);
+	/* Another task: nothing more.  A new step: Slurm wrote its limit
+	 * again, lowered again, recorded once. */
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(what, "");
+	tree_put(JOBMEM, "1073741824\n");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "1029701632");
+	ck_assert_ptr_null(strstr(strstr(tree_get("state/n1/42/lwk.state"), "memcharge") + 1,
+				  "memcharge"));
+	/* The state still reads as a finished partition. */
+	ck_assert_int_eq(lwk_part_load(&roots, 42, &p), 1);
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(JOBMEM), "1073741824");
+	ck_assert_int_eq(hugepages(1), 10);
+	tree_remove();
+}
+END_TEST
+
+/* Never below deleg_mem (the job's helpers need it); nothing where
+ * Slurm limits no memory, or the task is in no cgroup of the job. */
+START_TEST(mem_charge_keeps_deleg_mem_and_needs_a_limit)
+{
+	const char *task = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	struct lwk_part p;
+	char what[1024], log[4096];
+
+	node_tree();
+	tree_put(JOBMEM, "157286400\n"); /* 150M */
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "134217728");
+	ck_assert_ptr_nonnull(strstr(what, "(kept at deleg_mem"));
+	tree_put(JOBMEM, "max\n");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "max\n");
+	ck_assert_str_eq(what, "");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, "0::/user.slice/x\n", what, sizeof(what), err,
+					 sizeof(err)), 0);
+	ck_assert_str_eq(what, "");
+	/* The job's limit is not ours to change any more: left alone. */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(JOBMEM), "max\n");
+	tree_remove();
+}
+END_TEST
+
 static void lwkmem_tests(TCase *tc)
 {
 	tcase_add_test(tc, the_teardown_kills_no_pid_outside_the_cgroup);
 	tcase_add_test(tc, the_teardown_kills_in_a_real_v1_cgroup);
 	tcase_add_test(tc, the_teardown_kills_in_a_real_v2_cgroup);
 	tcase_add_test(tc, mem_keeps_a_floor_free_on_the_os_node);
+	tcase_add_test(tc, mem_is_charged_to_the_jobs_memory_limit);
+	tcase_add_test(tc, mem_charge_keeps_deleg_mem_and_needs_a_limit);
 }
 
 /* Run by check_lwk_root: the state directories and tools must be root's. */
