@@ -756,6 +756,35 @@ START_TEST(mem_charge_keeps_deleg_mem_and_needs_a_limit)
 }
 END_TEST
 
+/* v1: the job's cgroup of the memory hierarchy (Slurm's layout there),
+ * not the cpuset one, and its memory.limit_in_bytes. */
+START_TEST(mem_charge_on_v1_uses_the_memory_hierarchy)
+{
+	const char *task = "7:cpuset:/slurm_n1/uid_0/job_42/step_0\n"
+			   "4:memory:/slurm_n1/uid_0/job_42/step_0/task_0\n";
+	const char *lim = "cg1/memory/slurm_n1/uid_0/job_42/memory.limit_in_bytes";
+	struct lwk_part p;
+	struct lwk_part_roots v1;
+	char what[1024], log[4096], root[300];
+
+	node_tree();
+	tree_mkdir("cg1/cpuset/slurm_n1/uid_0/job_42");
+	tree_mkdir("cg1/memory/slurm_n1/uid_0/job_42");
+	tree_put("cg1/cpuset/cpuset.cpus", "0-7\n");
+	tree_put(lim, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	snprintf(root, sizeof(root), "%s/cg1", tree_root);
+	v1 = roots;
+	v1.cgroup_root = root;
+	ck_assert_msg(lwk_part_charge(&v1, &p, task, what, sizeof(what), err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_str_eq(tree_get(lim), "1029701632");
+	ck_assert_int_eq(lwk_part_teardown(&v1, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(lim), "1073741824");
+	tree_remove();
+}
+END_TEST
+
 static void lwkmem_tests(TCase *tc)
 {
 	tcase_add_test(tc, the_teardown_kills_no_pid_outside_the_cgroup);
@@ -764,6 +793,7 @@ static void lwkmem_tests(TCase *tc)
 	tcase_add_test(tc, mem_keeps_a_floor_free_on_the_os_node);
 	tcase_add_test(tc, mem_is_charged_to_the_jobs_memory_limit);
 	tcase_add_test(tc, mem_charge_keeps_deleg_mem_and_needs_a_limit);
+	tcase_add_test(tc, mem_charge_on_v1_uses_the_memory_hierarchy);
 }
 
 /* Run by check_lwk_root: the state directories and tools must be root's. */
