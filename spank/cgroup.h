@@ -94,6 +94,22 @@ int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuse
 			     char *err, size_t errlen);
 int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
 			     char *err, size_t errlen);
+/*
+ * SIGKILL every process in the cgroup at path and in the cgroups below
+ * it, and never one outside: hier is the hierarchy's root (the cgroup
+ * root on v2, <root>/<controller> on v1), controller NULL on v2, proc
+ * the /proc to read.  Where the kernel has cgroup.kill (v2, 5.14+) it
+ * kills the subtree itself.  Otherwise each pid of cgroup.procs is
+ * pinned with a pidfd first (from then on a reused pid is another
+ * pidfd's), then <proc>/<pid>/cgroup must still place it in the tree (a
+ * pid reused before the pidfd names another cgroup), and only then is
+ * it signalled, through the pidfd.  Without pidfds (kernels before 5.3)
+ * the same check precedes a kill(): the window left is the check's.
+ * Returns how many processes were signalled: 0 when none is left.
+ */
+int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *path,
+			 const char *proc);
+
 /* Move a process (all its threads) into the cgroup. */
 int lwk_cgroup_attach(const struct lwk_cgroup *cg, pid_t pid, char *err, size_t errlen);
 

@@ -124,3 +124,86 @@ int lwk_hugepages_release(const char *sysfs, const struct lwk_hugepages *r, char
 			   strerror(errno));
 	return 0;
 }
+
+uint64_t lwk_hugepages_os_floor(uint64_t node_total)
+{
+	uint64_t part = node_total / LWK_OS_FLOOR_DIV;
+
+	return part > LWK_OS_FLOOR_MIN ? part : LWK_OS_FLOOR_MIN;
+}
+
+int lwk_hugepages_node_mem(const char *sysfs, int node, uint64_t *total, uint64_t *free_b)
+{
+	char p[512], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/devices/system/node/node%d/meminfo", sysfs, node);
+	f = fopen(p, "re");
+	if (!f)
+		return -1;
+	/* "Node 0 MemTotal:  5859532 kB" */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+		char key[32];
+		int n;
+
+		if (sscanf(line, "Node %d %31s %llu kB", &n, key, &kb) != 3 || n != node)
+			continue;
+		if (!strcmp(key, "MemTotal:")) {
+			*total = (uint64_t)kb * 1024;
+			found |= 1;
+		} else if (!strcmp(key, "MemFree:")) {
+			*free_b = (uint64_t)kb * 1024;
+			found |= 2;
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : -1;
+}
+
+bool lwk_hugepages_node_has(const char *sysfs, int node, const struct lwk_cpuset *cpus)
+{
+	char p[512], text[4096];
+	struct lwk_cpuset mine;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/devices/system/node/node%d/cpulist", sysfs, node);
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return true;
+	text[n] = '\0';
+	if (n && text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	if (lwk_cpulist_parse(text, LWK_MAX_CPUS, &mine))
+		return true;
+	lwk_cpuset_and(&mine, cpus);
+	return lwk_cpuset_count(&mine) > 0;
+}
+
+int lwk_hugepages_fit(const char *sysfs, int node, bool os_node, uint64_t bytes, char *err,
+		      size_t errlen)
+{
+	uint64_t total = 0, free_b = 0, floor, avail;
+
+	if (!bytes || lwk_hugepages_node_mem(sysfs, node, &total, &free_b))
+		return 0;
+	floor = os_node ? lwk_hugepages_os_floor(total) : 0;
+	avail = free_b > floor ? free_b - floor : 0;
+	if (bytes <= avail)
+		return 0;
+	if (os_node)
+		return ERR("lwk: --lwk: mem= asks %lluM of hugepages on NUMA node %d, where the OS "
+			   "runs: it has %lluM free and keeps %lluM of it for the system, so %lluM is "
+			   "available; ask for less memory (mem=)",
+			   (unsigned long long)(bytes >> 20), node, (unsigned long long)(free_b >> 20),
+			   (unsigned long long)(floor >> 20), (unsigned long long)(avail >> 20));
+	return ERR("lwk: --lwk: mem= asks %lluM of hugepages on NUMA node %d, which has %lluM "
+		   "free (available); ask for less memory (mem=)",
+		   (unsigned long long)(bytes >> 20), node, (unsigned long long)(avail >> 20));
+}

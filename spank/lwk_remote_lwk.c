@@ -236,5 +236,12 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 			   role == LWK_ROLE_APP ? "App" : "delegation", where, node,
 			   role == LWK_ROLE_APP ? ", isolation " : "",
 			   role == LWK_ROLE_APP ? isolation : "");
+	/* mem= counts in the job's memory, after Slurm set its limit for
+	 * this step.  A failure is said, never the task's: it would drain
+	 * the node in the batch step. */
+	if (lwk_part_charge(&r, &part, text, where, sizeof(where), err, sizeof(err)))
+		slurm_error("lwk: job %u: %s", part.job, err);
+	else if (where[0])
+		slurm_info("lwk: job %u: %s", part.job, where);
 	return 0;
 }

@@ -173,8 +173,9 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 				return ERR("lwk: state line %u: bad hugeask", lineno);
 			p->huge_before[node] = (long)a;
 			p->huge_wanted[node] = (long)b;
-		} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg")) {
-			/* irq, cgroup and jobcg lines are the teardown's. */
+		} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
+			   strcmp(key, "memcharge")) {
+			/* irq, cgroup, jobcg and memcharge lines are the teardown's. */
 			return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 		}
 	}
@@ -376,48 +377,13 @@ static void keep(struct remains *k, bool failed, const char *fmt, ...)
 
 /* ---- the plugin's own cgroups ------------------------------------------ */
 
-/* SIGKILL every process in the cgroup directory and below; how many. */
-static int kill_tree(const char *dir, int depth)
+/* SIGKILL every process in the cgroup path of hierarchy hier (v1: of
+ * controller) and below: never one a reused pid names outside it
+ * (cgroup.kill, or a pidfd checked against the cgroup: cgroup.c). */
+static int kill_tree(const struct lwk_part_roots *r, const char *hier, const char *controller,
+		     const char *path)
 {
-	char path[1500];
-	struct dirent *e;
-	DIR *d;
-	FILE *f;
-	int fd, n = 0;
-	long pid;
-
-	if (depth > 8)
-		return 0;
-	/* v2 (5.14+): the kernel kills the whole subtree at once. */
-	snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
-	fd = depth ? -1 : open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		if (write(fd, "1", 1) != 1) {
-			/* then the pids below */
-		}
-		close(fd);
-	}
-	/* Every pid, read as a stream: a cut number would be another pid. */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f && fd >= 0)
-		close(fd);
-	while (f && fscanf(f, "%ld", &pid) == 1)
-		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	if (f)
-		fclose(f);
-	d = opendir(dir);
-	if (!d)
-		return n;
-	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && e->d_name[0] != '.' && strlen(dir) + strlen(e->d_name) < 1200) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			n += kill_tree(path, depth + 1);
-		}
-	closedir(d);
-	return n;
+	return lwk_cgroup_kill_tree(hier, controller, path, r->proc);
 }
 
 /* Remove the cgroup directory and the ones below it, deepest first. */
@@ -442,11 +408,14 @@ static int rmdir_tree(const char *dir, int depth)
 /* Kill what is left in a cgroup tree, wait (up to ~2 s) for it to be
  * empty, and remove it.  Returns how many processes were killed, or -1
  * when the tree could not be removed. */
-static int clear_tree(const char *dir)
+static int clear_tree(const struct lwk_part_roots *r, const char *hier, const char *controller,
+		      const char *path)
 {
+	char dir[1200];
 	int killed = 0, n;
 
-	for (int round = 0; round < 200 && (n = kill_tree(dir, 0)) > 0; round++) {
+	snprintf(dir, sizeof(dir), "%s%s", hier, path);
+	for (int round = 0; round < 200 && (n = kill_tree(r, hier, controller, path)) > 0; round++) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 
 		if (round == 0)
@@ -483,11 +452,12 @@ static int remove_own_cgroups(const struct lwk_part_roots *r, const char *state,
 		    lwk_cgroup_init(&cg, r->cgroup_root, paths[i], err, sizeof(err)))
 			continue;
 		{
-			char dir[1100];
+			char hier[400];
 
-			snprintf(dir, sizeof(dir), "%s%s%s", cg.root,
-				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "", cg.path);
-			if (clear_tree(dir) > 0)
+			snprintf(hier, sizeof(hier), "%s%s", cg.root,
+				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "");
+			if (clear_tree(r, hier, cg.version == LWK_CGROUP_V1 ? "cpuset" : NULL,
+				       cg.path) > 0)
 				lwk_log_append(log, loglen, "killed what was left in %s", cg.path);
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {
@@ -528,7 +498,7 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char path[800], dir[1200];
+		char path[800], hier[400];
 
 		if (len > 6 && len - 6 < sizeof(path) && !strncmp(line, "jobcg ", 6)) {
 			memcpy(path, line + 6, len - 6);
@@ -540,10 +510,10 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
 					int killed;
 
-					snprintf(dir, sizeof(dir), "%s%s%s%s", r->cgroup_root,
-						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "",
-						 path);
-					killed = clear_tree(dir);
+					snprintf(hier, sizeof(hier), "%s%s%s", r->cgroup_root,
+						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "");
+					killed = clear_tree(r, hier, v == LWK_CGROUP_V1 ? v1[i] : NULL,
+							    path);
 					left |= killed < 0;
 					if (killed > 0)
 						lwk_log_append(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
@@ -555,6 +525,180 @@ static void clear_job_cgroups(const struct lwk_part_roots *r, uint32_t job, cons
 		}
 		line += len + (nl ? 1 : 0);
 	}
+}
+
+/* ---- mem= in the job's memory ---------------------------------------------- */
+
+/* The job's memory cgroup (path up to and with "/job_<id>") from a
+ * task's /proc/<pid>/cgroup text: v2 the "0::" line, v1 the line of the
+ * memory controller.  -1 when the task is in none of the job's. */
+static int job_memory_cgroup(const char *proc_cgroup, enum lwk_cgroup_version v, uint32_t job,
+			     char *out, size_t len)
+{
+	char want[40];
+	size_t w = (size_t)snprintf(want, sizeof(want), "/job_%" PRIu32, job);
+
+	for (const char *line = proc_cgroup; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char l[1024], padded[300], *ctrls, *path, *at;
+
+		if (n >= sizeof(l))
+			n = 0;
+		memcpy(l, line, n);
+		l[n] = '\0';
+		line += (nl ? (size_t)(nl - line) + 1 : strlen(line));
+		ctrls = strchr(l, ':');
+		path = ctrls ? strchr(ctrls + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		*ctrls++ = '\0';
+		snprintf(padded, sizeof(padded), ",%s,", ctrls);
+		if (v == LWK_CGROUP_V2 ? strcmp(l, "0") || ctrls[0] : !strstr(padded, ",memory,"))
+			continue;
+		/* "/job_7" followed by "/" or the end: not job_71. */
+		for (at = strstr(path, want); at; at = strstr(at + 1, want))
+			if (at[w] == '/' || at[w] == '\0')
+				break;
+		if (!at || path[0] != '/' || strstr(path, "/..") || (size_t)(at - path) + w >= len)
+			return -1;
+		snprintf(out, len, "%.*s", (int)((size_t)(at - path) + w), path);
+		return 0;
+	}
+	return -1;
+}
+
+/* The memory limit of cgroup path: bytes, 0 for none ("max", or v1's
+ * near-2^63 "unlimited"), -1 unreadable. */
+static int read_mem_limit(const struct lwk_part_roots *r, enum lwk_cgroup_version v,
+			  const char *path, uint64_t *bytes)
+{
+	char p[1200], buf[64], *end;
+	unsigned long long b;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s%s%s/%s", r->cgroup_root, v == LWK_CGROUP_V1 ? "/memory" : "", path,
+		 v == LWK_CGROUP_V1 ? "memory.limit_in_bytes" : "memory.max");
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!strncmp(buf, "max", 3)) {
+		*bytes = 0;
+		return 0;
+	}
+	errno = 0;
+	b = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -1;
+	*bytes = b >= (1ULL << 62) ? 0 : (uint64_t)b;
+	return 0;
+}
+
+/* What mem= took outside the job's memory: the hugepages added, or
+ * McKernel's memory. */
+static uint64_t reserved_bytes(const struct lwk_part *p)
+{
+	uint64_t sum = 0;
+
+	for (int n = 0; n < LWK_MAX_NUMA; n++)
+		sum += p->mck_booted ? p->plan.node_mem[n]
+				     : (uint64_t)p->huge_added[n] * p->plan.page_kb * 1024;
+	return sum;
+}
+
+static int record_once(const struct lwk_part_roots *r, uint32_t job, const char *line, char *err,
+		       size_t errlen);
+
+int lwk_part_charge(const struct lwk_part_roots *r, const struct lwk_part *p,
+		    const char *proc_cgroup, char *what, size_t whatlen, char *err, size_t errlen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	uint64_t huge = reserved_bytes(p), slurm = 0, now = 0, target, keep_min;
+	char path[800], line[1000];
+	struct lwk_cgroup cg;
+
+	if (whatlen)
+		what[0] = '\0';
+	if (!huge || v == LWK_CGROUP_NONE ||
+	    job_memory_cgroup(proc_cgroup, v, p->job, path, sizeof(path)) ||
+	    read_mem_limit(r, v, path, &now) || !now)
+		return 0; /* nothing reserved, or Slurm limits no memory: the floor bounds mem= */
+	/* Slurm's limit: the one recorded (first seen), else this one.  A
+	 * value above what we write is Slurm's, written again for a new
+	 * step. */
+	slurm = now;
+	{
+		char *state = malloc(STATE_MAX), key[840];
+		int fd = lock_job(r, p->job, false, err, errlen);
+
+		if (fd < 0 || !state || read_state(r, p->job, state, STATE_MAX)) {
+			free(state);
+			if (fd >= 0)
+				close(fd);
+			return ERR("lwk: cannot read the state of job %" PRIu32, p->job);
+		}
+		snprintf(key, sizeof(key), "\nmemcharge %s ", path);
+		{
+			const char *at = strstr(state, key);
+			unsigned long long a;
+
+			if (at && sscanf(at + strlen(key), "%llu", &a) == 1)
+				slurm = a;
+		}
+		free(state);
+		close(fd);
+	}
+	keep_min = p->plan.deleg_mem < slurm ? p->plan.deleg_mem : slurm;
+	target = slurm > huge && slurm - huge > keep_min ? slurm - huge : keep_min;
+	if (now <= target)
+		return 0; /* done already (another task of the step) */
+	snprintf(line, sizeof(line), "memcharge %s %" PRIu64 " %" PRIu64 "\n", path, slurm, target);
+	if (record_once(r, p->job, line, err, errlen) ||
+	    lwk_cgroup_init(&cg, r->cgroup_root, path, err, errlen) ||
+	    lwk_cgroup_set_memory_max(&cg, target, err, errlen))
+		return -1;
+	snprintf(what, whatlen,
+		 "mem= holds %" PRIu64 "M outside the job's memory: its limit in %s is %" PRIu64
+		 "M, not %" PRIu64 "M%s",
+		 huge >> 20, path, target >> 20, slurm >> 20,
+		 slurm - target < huge ? " (kept at deleg_mem: the job's helpers need it)" : "");
+	return 0;
+}
+
+/* Undo one "memcharge <path> <slurm> <target>" line (best effort: the
+ * job's cgroup is usually gone by the teardown). */
+static void uncharge(const struct lwk_part_roots *r, uint32_t job, const char *line, size_t len,
+		     char *log, size_t loglen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	char l[1000], path[800], want[40], err[512];
+	unsigned long long slurm, target;
+	uint64_t now;
+	struct lwk_cgroup cg;
+
+	if (len >= sizeof(l))
+		return;
+	memcpy(l, line, len);
+	l[len] = '\0';
+	snprintf(want, sizeof(want), "/job_%" PRIu32, job);
+	/* Only this job's cgroup, as recorded by lwk_part_charge. */
+	if (sscanf(l, "memcharge %799s %llu %llu", path, &slurm, &target) != 3 || path[0] != '/' ||
+	    strstr(path, "/..") || strlen(path) <= strlen(want) ||
+	    strcmp(path + strlen(path) - strlen(want), want) || v == LWK_CGROUP_NONE ||
+	    read_mem_limit(r, v, path, &now) || now != target)
+		return;
+	if (lwk_cgroup_init(&cg, r->cgroup_root, path, err, sizeof(err)) ||
+	    lwk_cgroup_set_memory_max(&cg, slurm, err, sizeof(err)))
+		lwk_log_append(log, loglen, "%s", err);
+	else
+		lwk_log_append(log, loglen, "gave %s its memory limit back (%lluM)", path, slurm >> 20);
 }
 
 /* ---- teardown ------------------------------------------------------------ */
@@ -654,7 +798,8 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 			const char *nl = strchr(line, '\n');
 			size_t len = nl ? (size_t)(nl - line) : strlen(line);
 
-			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6))
+			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6) ||
+			    !strncmp(line, "memcharge ", 10))
 				keep(k, false, "%.*s\n", (int)len, line);
 			line += len + (nl ? 1 : 0);
 		}
@@ -693,6 +838,16 @@ static int undo(const struct lwk_part_roots *r, uint32_t job, const char *state,
 			lwk_log_append(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
 			      h.page_kb, n);
 		}
+	}
+	/* mem= charged to the job's memory limit: Slurm's limit back, where
+	 * the job's cgroup is still there and holds what we wrote. */
+	for (const char *line = state; kill && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (len > 10 && !strncmp(line, "memcharge ", 10))
+			uncharge(r, job, line, len, log, loglen);
+		line += len + (nl ? 1 : 0);
 	}
 	/* The "irq <n> <list>" lines, as irqaff saved them. */
 	irqs = malloc(strlen(state) + 1);
@@ -850,6 +1005,20 @@ static int setup_linux(const struct lwk_part_roots *r, uint32_t job, struct lwk_
 
 	if (!save)
 		return ERR("lwk: out of memory");
+	/* mem= first, before anything is done: hugepages are memory outside
+	 * the job's cgroup, so each node must have them free now, and the
+	 * node where the OS runs keeps a floor (hugepages.h). */
+	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
+		uint64_t page = (uint64_t)p->plan.page_kb * 1024,
+			 bytes = (p->plan.node_mem[n] + page - 1) / page * page;
+
+		if (bytes && lwk_hugepages_fit(r->sysfs, n,
+					       lwk_hugepages_node_has(r->sysfs, n, &p->plan.os_cpus),
+					       bytes, err, errlen)) {
+			free(save);
+			return -1;
+		}
+	}
 	/* First the list of what will move, with the old affinities. */
 	save[0] = '\0';
 	rc = lwk_irq_list_off(r->proc, &p->plan.app_cpus, &p->plan.os_cpus, save, cap, err, errlen);

@@ -149,6 +149,22 @@ void lwk_log_append(char *log, size_t loglen, const char *fmt, ...)
  * die split) changes under it.  The fd to close, or -1. */
 int lwk_node_lock(const char *state_root);
 
+/*
+ * mem= in the job's memory: hugepages (and McKernel's memory) are not
+ * counted by the job's memory cgroup, so a job could hold them plus its
+ * whole --mem.  Where Slurm limits the job's memory (its job cgroup's
+ * memory.max, v1 memory.limit_in_bytes, found from a task's
+ * /proc/<pid>/cgroup text), lower that limit by what was reserved, but
+ * never below the delegation limit (deleg_mem): the job's helpers need
+ * it.  Slurm writes its limit again as each step starts, so this runs
+ * for each task after placement.  Recorded in the state before it is
+ * written ("memcharge <path> <Slurm's limit> <lowered>"); the teardown
+ * puts Slurm's limit back where the cgroup is still there.  0 (what:
+ * what was done, empty when nothing), or -1 with err.
+ */
+int lwk_part_charge(const struct lwk_part_roots *r, const struct lwk_part *p,
+		    const char *proc_cgroup, char *what, size_t whatlen, char *err, size_t errlen);
+
 /* State file text <-> struct (pure; the parser is fuzzed). */
 size_t lwk_part_format(const struct lwk_part *p, char *buf, size_t len);
 int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errlen);

@@ -580,3 +580,66 @@ test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
 	cp "$LWK_WORK/cgroup.orig" "$cg"
 	scontrol reconfigure
 }
+
+# ---- lwkmem (issue 14, 3.7): mem= against the node's and the job's memory ----
+
+# mem= on the NUMA node where the OS runs (numa=0: every page there)
+# between what it has free and that less the floor it keeps (the larger
+# of 256 MiB and 1/32 of the node): refused with the numbers, the job
+# fails, the node stays usable and nothing is left.
+test_mem_beyond_what_the_os_node_can_spare_is_refused_with_the_numbers() {
+	need_private
+	local before total free floor ask
+	read -r total free < <(on_node node1 awk '/MemTotal:/ {t = int($4 / 1024)} /MemFree:/ {f = int($4 / 1024)} END {print t, f}' \
+		/sys/devices/system/node/node0/meminfo)
+	floor=$((total / 32 > 256 ? total / 32 : 256))
+	[ "$free" -gt "$floor" ] || skip "node 0 of node1 has ${free}M free, less than the ${floor}M floor"
+	# Half the floor above what is available, half below what is free:
+	# room for the node's free memory to move while the job starts.
+	ask=$(((free - floor / 2) / 2 * 2))
+	before=$(node_snapshot node1)
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=numa=0,mem=${ask}M true
+	assert_grep "lwk: --lwk: mem= asks ${ask}M of hugepages on NUMA node 0, where the OS runs: it has [0-9]+M free and keeps ${floor}M of it for the system, so [0-9]+M is available; ask for less memory \(mem=\)" \
+		"$LWK_WORK/err"
+	all_nodes_usable
+	[ "$(node_snapshot node1)" = "$before" ] || fail "the refused job changed IRQs or hugepages on node1"
+	[ -z "$(on_node node1 ls "$LWK_STATE_DIR/node1" 2>/dev/null | grep -v '^\.')" ] ||
+		fail "state left on node1: $(on_node node1 ls "$LWK_STATE_DIR/node1")"
+}
+
+# Where Slurm limits the job's memory (Slurm's cgroups, ConstrainRAMSpace),
+# the hugepages count in it: the job's limit is Slurm's (what the same
+# job gets without --lwk) less what mem= took.
+test_mem_is_charged_to_the_jobs_memory_limit() {
+	slurm_cgroups || skip "Slurm makes no job cgroups here (no memory limit to charge); the --cgroup cluster and the guests do"
+	local jid line pages base limit want pair
+	# A task prints SLURM_LWK_HUGEPAGES and its job cgroup's memory limit.
+	cat >"$LWK_WORK/memlimit.sh" <<'SH'
+echo "${SLURM_LWK_HUGEPAGES:-none}"
+p=$(grep -m1 -E "^0::|^[0-9]+:([^:]*,)?memory(,[^:]*)?:" /proc/self/cgroup | cut -d: -f3)
+p=$(sed "s|\(/job_[0-9]*\)/.*|\1|" <<<"$p")
+if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cat "/sys/fs/cgroup$p/memory.max"
+else cat "/sys/fs/cgroup/memory$p/memory.limit_in_bytes"; fi
+SH
+	jid=$(sbatch --parsable -N1 -w node1 --exclusive --mem=1000M -o "$LWK_WORK/base.out" \
+		--wrap "srun bash $LWK_WORK/memlimit.sh") || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/base.out")"
+	base=$(sed -n 2p "$LWK_WORK/base.out")
+	[[ $base =~ ^[0-9]{1,18}$ ]] || skip "Slurm sets no memory limit on the job here ($base): nothing to charge"
+	jid=$(sbatch --parsable -N1 -w node1 --mem=1000M --lwk=mem=64M -o "$LWK_WORK/charge.out" \
+		--wrap "srun bash $LWK_WORK/memlimit.sh") || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/charge.out")"
+	line=$(head -1 "$LWK_WORK/charge.out")
+	pages=0
+	for pair in $(tr ',' ' ' <<<"${line#2048kB:}"); do
+		pages=$((pages + $(cut -d= -f2 <<<"$pair" | cut -d/ -f1)))
+	done
+	[ "$pages" -gt 0 ] || fail "no hugepages reserved: $line"
+	limit=$(sed -n 2p "$LWK_WORK/charge.out")
+	want=$((base - pages * 2097152))
+	[ "$limit" = "$want" ] ||
+		fail "job $jid's memory limit is $limit, want $want (Slurm's $base less $pages hugepages): $(cat "$LWK_WORK/charge.out")"
+	all_nodes_usable
+}

@@ -163,6 +163,48 @@ static int touch_huge(long mb)
 	return touch(mb, true);
 }
 
+static int wait_killed(long unused)
+{
+	(void)unused;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* The teardown's kill on a real cgroup: a process in it is SIGKILLed,
+ * through cgroup.kill where the kernel has it (v2, 5.14+), else through
+ * a pidfd checked against the cgroup. */
+static void check_kill(const struct lwk_cgroup *cg)
+{
+	char hier[400], file[1200];
+	struct kid k = spawn(wait_killed, 0);
+	int n, status;
+	bool has_kill;
+
+	snprintf(hier, sizeof(hier), "%s%s", cg->root, cg->version == LWK_CGROUP_V1 ? "/cpuset" : "");
+	snprintf(file, sizeof(file), "%s%s/cgroup.kill", hier, cg->path);
+	has_kill = access(file, F_OK) == 0;
+	err[0] = '\0';
+	if (start_in(&k, cg)) {
+		OK(false, "cgroup kill: a process joins the cgroup %s", err);
+		kill(k.pid, SIGKILL);
+		finish(&k, NULL);
+		return;
+	}
+	n = lwk_cgroup_kill_tree(hier, cg->version == LWK_CGROUP_V1 ? "cpuset" : NULL, cg->path,
+				 "/proc");
+	status = finish(&k, NULL);
+	OK(n >= 0 && status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	   "cgroup kill: the process in the cgroup is SIGKILLed (%s; %d signalled by pidfd)",
+	   has_kill ? "cgroup.kill" : "pidfd checked against the cgroup", n);
+	if (cg->version == LWK_CGROUP_V2 && has_kill)
+		OK(true, "[cgroup-kill] cgroup v2: cgroup.kill is there and kills the subtree");
+	else
+		SKIP("[cgroup-kill] cgroup.kill: %s", cg->version == LWK_CGROUP_V2
+							 ? "this kernel has none (before 5.14): pidfds"
+							 : "cgroup v1 has none: pidfds");
+}
+
 static bool has_swap(void)
 {
 	FILE *f = fopen("/proc/swaps", "r");
@@ -333,6 +375,7 @@ int main(int argc, char **argv)
 	   cpulist, err);
 	OK(lwk_cgroup_set_mems(&cg, &mems, err, sizeof(err)) == 0, "cgroup: cpuset.mems=%d %s",
 	   t->numa[last_numa].node, err);
+	check_kill(&cg);
 
 	/* cpus: a spinner in the cgroup runs only there. */
 	k = spawn(spin, 300);

@@ -2,10 +2,12 @@
 /* The --lwk partition's life over a temporary tree: setup, its state,
  * placement into Slurm's step cgroup, teardown, a setup cut short, the
  * sweep. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_lwk.h"
@@ -642,6 +644,347 @@ START_TEST(placement_is_judged_before_the_tasks)
 }
 END_TEST
 
+/* ---- lwkmem (issue 14, 3.6 and 3.7): the teardown's kill, mem= ---- */
+
+/* A child that sleeps until killed.  Around the teardown, children are
+ * reaped by the kernel as they die (SIGCHLD ignored): the teardown waits
+ * for a killed process to leave, and a zombie would look like one still
+ * there.  (Not longer: the tree helpers wait for their commands.) */
+static pid_t mem_sleeper(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* Gone (killed), or still alive (then killed). */
+static bool mem_was_killed(pid_t pid)
+{
+	for (int i = 0; i < 50 && kill(pid, 0) == 0; i++)
+		usleep(20 * 1000);
+	if (kill(pid, 0) == 0) {
+		kill(pid, SIGKILL);
+		return false;
+	}
+	return true;
+}
+
+static void mem_state(uint32_t job, const char *text)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "state/n1/%u", job);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "state/n1/%u/lwk.state", job);
+	tree_put(p, text);
+	snprintf(p, sizeof(p), "state/n1/%u/lwk.lock", job);
+	tree_put(p, "");
+	snprintf(p, sizeof(p), "state/n1/%u", job);
+	chmod_tree(p, 0700);
+	snprintf(p, sizeof(p), "state/n1/%u/lwk.state", job);
+	chmod_tree(p, 0600);
+}
+
+/* 3.6: cgroup.procs listed a pid that has left the cgroup since (it
+ * exited and the number now names a process of someone else's): the
+ * teardown does not kill it; one still in the cgroup it does. */
+START_TEST(the_teardown_kills_no_pid_outside_the_cgroup)
+{
+	pid_t stranger = mem_sleeper(), left = mem_sleeper(), jobs = mem_sleeper();
+	char text[128], p[128], log[4096];
+
+	node_tree();
+	tree_mkdir("cg/slurm-lwk/n1/job_42/app");
+	tree_mkdir("cg/s.slice/n1.scope/job_42/step_0/user/task_0");
+	snprintf(text, sizeof(text), "%d\n%d\n", (int)stranger, (int)left);
+	tree_put("cg/slurm-lwk/n1/job_42/app/cgroup.procs", text);
+	snprintf(text, sizeof(text), "%d\n", (int)jobs);
+	tree_put("cg/s.slice/n1.scope/job_42/step_0/user/task_0/cgroup.procs", text);
+	snprintf(p, sizeof(p), "proc/%d", (int)stranger);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)stranger);
+	tree_put(p, "0::/user.slice/user-1000.slice/session-3.scope\n");
+	snprintf(p, sizeof(p), "proc/%d", (int)left);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)left);
+	tree_put(p, "0::/slurm-lwk/n1/job_42/app\n");
+	snprintf(p, sizeof(p), "proc/%d", (int)jobs);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)jobs);
+	tree_put(p, "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n");
+	mem_state(42, "job 42\nbackend linux\npage_kb 2048\ncgroup /slurm-lwk/n1/job_42\n"
+		      "cgroup /slurm-lwk/n1/job_42/app\njobcg /s.slice/n1.scope/job_42\n");
+	/* A tree of files cannot be removed: the teardown says so (-1);
+	 * what matters here is whom it killed. */
+	signal(SIGCHLD, SIG_IGN);
+	lwk_part_teardown(&roots, 42, log, sizeof(log));
+	ck_assert_msg(!mem_was_killed(stranger), "a pid outside the job's cgroups was killed");
+	ck_assert(mem_was_killed(left));
+	ck_assert(mem_was_killed(jobs));
+	signal(SIGCHLD, SIG_DFL); /* tree_remove waits for its rm */
+	tree_remove();
+}
+END_TEST
+
+/* 3.6 for real: a process in a real cgroup of the plugin's is killed and
+ * the cgroup removed, on this machine's v1 cpuset hierarchy (by pidfd)
+ * and on its v2 one (cgroup.kill on 5.14+, else pidfds). */
+static void real_teardown(const char *root, bool v1)
+{
+	char node[64], path[256], dir[512], text[512], log[4096];
+	struct lwk_cgroup cg;
+	struct lwk_part_roots real;
+	pid_t pid;
+
+	snprintf(node, sizeof(node), "lwkmemtest%d", (int)getpid());
+	snprintf(path, sizeof(path), "/slurm-lwk/%s/job_42/app", node);
+	node_tree();
+	real = roots;
+	real.cgroup_root = root;
+	real.proc = "/proc";
+	real.node = node;
+	if (v1) {
+		char lvl[256];
+
+		snprintf(lvl, sizeof(lvl), "/slurm-lwk/%s/job_42", node);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, root, "/slurm-lwk", err, sizeof(err)), 0);
+		ck_assert_msg(lwk_cgroup_create(&cg, err, sizeof(err)) == 0, "%s", err);
+		snprintf(lvl, sizeof(lvl), "/slurm-lwk/%s", node);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, root, lvl, err, sizeof(err)), 0);
+		ck_assert_msg(lwk_cgroup_create(&cg, err, sizeof(err)) == 0, "%s", err);
+		snprintf(lvl, sizeof(lvl), "/slurm-lwk/%s/job_42", node);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, root, lvl, err, sizeof(err)), 0);
+		ck_assert_msg(lwk_cgroup_create(&cg, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, root, path, err, sizeof(err)), 0);
+		ck_assert_msg(lwk_cgroup_create(&cg, err, sizeof(err)) == 0, "%s", err);
+	} else {
+		/* Plain directories: no controller needed to hold and kill. */
+		snprintf(dir, sizeof(dir), "%s/slurm-lwk", root);
+		mkdir(dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/slurm-lwk/%s", root, node);
+		mkdir(dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/slurm-lwk/%s/job_42", root, node);
+		mkdir(dir, 0755);
+		snprintf(dir, sizeof(dir), "%s%s", root, path);
+		ck_assert_int_eq(mkdir(dir, 0755), 0);
+		ck_assert_int_eq(lwk_cgroup_init(&cg, root, path, err, sizeof(err)), 0);
+	}
+	pid = mem_sleeper();
+	ck_assert_msg(lwk_cgroup_attach(&cg, pid, err, sizeof(err)) == 0, "%s", err);
+	snprintf(text, sizeof(text),
+		 "job 42\nbackend linux\npage_kb 2048\ncgroup /slurm-lwk/%s/job_42\ncgroup %s\n", node,
+		 path);
+	{
+		char p[128];
+
+		snprintf(p, sizeof(p), "state/%s/42", node);
+		tree_mkdir(p);
+		snprintf(p, sizeof(p), "state/%s/42/lwk.state", node);
+		tree_put(p, text);
+		chmod_tree(p, 0600);
+		snprintf(p, sizeof(p), "state/%s/42/lwk.lock", node);
+		tree_put(p, "");
+	}
+	signal(SIGCHLD, SIG_IGN);
+	ck_assert_int_eq(lwk_part_teardown(&real, 42, log, sizeof(log)), 1);
+	ck_assert_msg(mem_was_killed(pid), "the process in %s%s was not killed: %s", root, path, log);
+	signal(SIGCHLD, SIG_DFL);
+	snprintf(dir, sizeof(dir), "%s%s%s", root, v1 ? "/cpuset" : "", path);
+	ck_assert_msg(access(dir, F_OK) != 0, "%s is still there: %s", dir, log);
+	signal(SIGCHLD, SIG_DFL); /* tree_remove waits for rm */
+	tree_remove();
+}
+
+START_TEST(the_teardown_kills_in_a_real_v1_cgroup)
+{
+	if (lwk_cgroup_detect("/sys/fs/cgroup") != LWK_CGROUP_V1) {
+		printf("SKIP: the_teardown_kills_in_a_real_v1_cgroup: /sys/fs/cgroup is not v1 here "
+		       "(check_kpath covers v2 on the guests)\n");
+		return;
+	}
+	real_teardown("/sys/fs/cgroup", true);
+}
+END_TEST
+
+START_TEST(the_teardown_kills_in_a_real_v2_cgroup)
+{
+	const char *root = lwk_cgroup_detect("/sys/fs/cgroup") == LWK_CGROUP_V2 ? "/sys/fs/cgroup"
+			   : lwk_cgroup_detect("/sys/fs/cgroup/unified") == LWK_CGROUP_V2
+				   ? "/sys/fs/cgroup/unified"
+				   : NULL;
+
+	if (!root) {
+		printf("SKIP: the_teardown_kills_in_a_real_v2_cgroup: no cgroup v2 hierarchy here\n");
+		return;
+	}
+	real_teardown(root, false);
+}
+END_TEST
+
+/* The guest8 node's NUMA nodes as sysfs shows them: CPUs and memory. */
+static void mem_nodes(unsigned long long free0_mb, unsigned long long free1_mb)
+{
+	char text[256];
+
+	tree_put("sys/devices/system/node/node0/cpulist", "0-3\n");
+	tree_put("sys/devices/system/node/node1/cpulist", "4-7\n");
+	snprintf(text, sizeof(text), "Node 0 MemTotal:        4194304 kB\nNode 0 MemFree:   %llu kB\n"
+		 "Node 0 MemUsed:   1 kB\n", free0_mb * 1024);
+	tree_put("sys/devices/system/node/node0/meminfo", text);
+	snprintf(text, sizeof(text), "Node 1 MemTotal:        4194304 kB\nNode 1 MemFree:   %llu kB\n",
+		 free1_mb * 1024);
+	tree_put("sys/devices/system/node/node1/meminfo", text);
+}
+
+/* 3.7: os=2,mem=40M puts 14M of hugepages on node 0, where the OS cores
+ * are, and 28M on node 1.  Node 0 keeps 256M free for the system: with
+ * 260M free the request is refused with the numbers, before anything
+ * is done; with 300M it fits. */
+START_TEST(mem_keeps_a_floor_free_on_the_os_node)
+{
+	struct lwk_part p;
+	char log[4096];
+
+	node_tree();
+	mem_nodes(260, 4000);
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), -1);
+	ck_assert_msg(strstr(err, "mem= asks 14M of hugepages on NUMA node 0, where the OS runs: it "
+				  "has 260M free and keeps 256M of it for the system, so 4M is available; "
+				  "ask for less memory (mem=)"), "%s", err);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7\n");
+	ck_assert_int_eq(hugepages(0), 10);
+	ck_assert_int_eq(hugepages(1), 10);
+	/* An App-only node gives what it has free, no floor. */
+	mem_nodes(4000, 20);
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), -1);
+	ck_assert_msg(strstr(err, "mem= asks 28M of hugepages on NUMA node 1, which has 20M free"),
+		      "%s", err);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	ck_assert_int_eq(hugepages(0), 10);
+	mem_nodes(300, 28);
+	ck_assert_msg(setup("os=2,mem=40M", &p) == 1, "%s", err);
+	ck_assert_int_eq(hugepages(0), 17);
+	ck_assert_int_eq(hugepages(1), 24);
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_int_eq(hugepages(0), 10);
+	tree_remove();
+}
+END_TEST
+
+#define JOBMEM "cg/s.slice/n1.scope/job_42/memory.max"
+
+/* 3.7: mem= hugepages are not counted by the job's memory cgroup: the
+ * job's limit (Slurm's, 1G) is lowered by the 42M reserved, recorded
+ * first, set again after Slurm rewrites it for a new step, and given
+ * back at the teardown. */
+START_TEST(mem_is_charged_to_the_jobs_memory_limit)
+{
+	const char *task = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	struct lwk_part p;
+	char what[1024], log[4096];
+
+	node_tree();
+	tree_put(JOBMEM, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_msg(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(tree_get(JOBMEM), "1029701632");
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
+				     "memcharge /s.slice/n1.scope/job_42 1073741824 1029701632\n"));
+	ck_assert_msg(strstr(what, "mem= holds 42M outside the job's memory: its limit in "
+				   "/s.slice/n1.scope/job_42 is 982M, not 1024M"), "%s", what);
+	/* Another task: nothing more.  A new step: Slurm wrote its limit
+	 * again, lowered again, recorded once. */
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(what, "");
+	tree_put(JOBMEM, "1073741824\n");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "1029701632");
+	ck_assert_ptr_null(strstr(strstr(tree_get("state/n1/42/lwk.state"), "memcharge") + 1,
+				  "memcharge"));
+	/* The state still reads as a finished partition. */
+	ck_assert_int_eq(lwk_part_load(&roots, 42, &p), 1);
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(JOBMEM), "1073741824");
+	ck_assert_int_eq(hugepages(1), 10);
+	tree_remove();
+}
+END_TEST
+
+/* Never below deleg_mem (the job's helpers need it); nothing where
+ * Slurm limits no memory, or the task is in no cgroup of the job. */
+START_TEST(mem_charge_keeps_deleg_mem_and_needs_a_limit)
+{
+	const char *task = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	struct lwk_part p;
+	char what[1024], log[4096];
+
+	node_tree();
+	tree_put(JOBMEM, "157286400\n"); /* 150M */
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "134217728");
+	ck_assert_ptr_nonnull(strstr(what, "(kept at deleg_mem"));
+	tree_put(JOBMEM, "max\n");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)), 0);
+	ck_assert_str_eq(tree_get(JOBMEM), "max\n");
+	ck_assert_str_eq(what, "");
+	ck_assert_int_eq(lwk_part_charge(&roots, &p, "0::/user.slice/x\n", what, sizeof(what), err,
+					 sizeof(err)), 0);
+	ck_assert_str_eq(what, "");
+	/* The job's limit is not ours to change any more: left alone. */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(JOBMEM), "max\n");
+	tree_remove();
+}
+END_TEST
+
+/* v1: the job's cgroup of the memory hierarchy (Slurm's layout there),
+ * not the cpuset one, and its memory.limit_in_bytes. */
+START_TEST(mem_charge_on_v1_uses_the_memory_hierarchy)
+{
+	const char *task = "7:cpuset:/slurm_n1/uid_0/job_42/step_0\n"
+			   "4:memory:/slurm_n1/uid_0/job_42/step_0/task_0\n";
+	const char *lim = "cg1/memory/slurm_n1/uid_0/job_42/memory.limit_in_bytes";
+	struct lwk_part p;
+	struct lwk_part_roots v1;
+	char what[1024], log[4096], root[300];
+
+	node_tree();
+	tree_mkdir("cg1/cpuset/slurm_n1/uid_0/job_42");
+	tree_mkdir("cg1/memory/slurm_n1/uid_0/job_42");
+	tree_put("cg1/cpuset/cpuset.cpus", "0-7\n");
+	tree_put(lim, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	snprintf(root, sizeof(root), "%s/cg1", tree_root);
+	v1 = roots;
+	v1.cgroup_root = root;
+	ck_assert_msg(lwk_part_charge(&v1, &p, task, what, sizeof(what), err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_str_eq(tree_get(lim), "1029701632");
+	ck_assert_int_eq(lwk_part_teardown(&v1, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(lim), "1073741824");
+	tree_remove();
+}
+END_TEST
+
+static void lwkmem_tests(TCase *tc)
+{
+	tcase_add_test(tc, the_teardown_kills_no_pid_outside_the_cgroup);
+	tcase_add_test(tc, the_teardown_kills_in_a_real_v1_cgroup);
+	tcase_add_test(tc, the_teardown_kills_in_a_real_v2_cgroup);
+	tcase_add_test(tc, mem_keeps_a_floor_free_on_the_os_node);
+	tcase_add_test(tc, mem_is_charged_to_the_jobs_memory_limit);
+	tcase_add_test(tc, mem_charge_keeps_deleg_mem_and_needs_a_limit);
+	tcase_add_test(tc, mem_charge_on_v1_uses_the_memory_hierarchy);
+}
+
 /* Run by check_lwk_root: the state directories and tools must be root's. */
 Suite *lwkpart_suite(void)
 {
@@ -664,6 +1007,7 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, only_traces_of_other_jobs_count);
 	tcase_add_test(tc, a_busy_job_cgroup_next_to_ours_refuses_the_partition);
 	tcase_add_test(tc, placement_is_judged_before_the_tasks);
+	lwkmem_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
 }
