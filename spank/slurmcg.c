@@ -14,7 +14,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "cgroup.h"
 
 #include "lwkpart.h"
 #include "slurmcg.h"
@@ -35,6 +38,35 @@ static int remove_tree(const char *dir, int depth)
 		closedir(d);
 	}
 	return rmdir(dir) && errno != ENOENT ? -1 : 0;
+}
+
+/* Kill what the job left in the cgroup at dir (its slurmstepd would
+ * have: nobody else will), up to ~2 s for it to go, then remove it. */
+static int clear(const char *cgroup_root, const char *dir)
+{
+	char hier[PATH_MAX], ctrl[64] = "";
+	const char *path = dir + strlen(cgroup_root);
+	int n;
+
+	/* v1: <root>/<controller>/slurm..., v2: <root>/system.slice/... */
+	if (strncmp(path, "/system.slice/", 14)) {
+		const char *slash = strchr(path + 1, '/');
+
+		if (!slash || (size_t)(slash - path - 1) >= sizeof(ctrl))
+			return -1;
+		memcpy(ctrl, path + 1, (size_t)(slash - path - 1));
+		ctrl[slash - path - 1] = '\0';
+		path = slash;
+	}
+	snprintf(hier, sizeof(hier), "%.*s", (int)(path - dir), dir);
+	for (int round = 0; round < 200 && (n = lwk_cgroup_kill_tree(hier, ctrl[0] ? ctrl : NULL, path,
+								   "/proc")) > 0;
+	     round++) {
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&t, NULL);
+	}
+	return remove_tree(dir, 0);
 }
 
 int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, char *log, size_t loglen)
@@ -60,11 +92,12 @@ int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, char *lo
 		if (glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
 			continue;
 		for (size_t j = 0; j < g.gl_pathc; j++) {
-			if (remove_tree(g.gl_pathv[j], 0) == 0)
+			if (clear(cgroup_root, g.gl_pathv[j]) == 0)
 				removed++;
 			else
 				lwk_log_append(log, loglen, "Slurm's cgroup %s of job %" PRIu32
-					       " still holds processes: left", g.gl_pathv[j], job);
+					       " still holds processes after SIGKILL: left", g.gl_pathv[j],
+					       job);
 		}
 		globfree(&g);
 	}
