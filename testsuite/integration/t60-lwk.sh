@@ -46,13 +46,18 @@ node_snapshot() {
 
 # Wait until the epilog has torn down job $2 on node $1 (it runs after
 # the job leaves squeue's running states).
+# Up to 60 s: a loaded 2-CPU machine has taken over 20 s for an epilog.
 wait_teardown() {
 	local i
-	for ((i = 0; i < 80; i++)); do
+	for ((i = 0; i < 240; i++)); do
 		on_node "$1" test -e "$LWK_STATE_DIR/$1/$2/lwk.state" || return 0
 		sleep 0.25
 	done
-	fail "the --lwk state of job $2 is still on $1 after 20 s"
+	echo "--- $1's slurmd log on job $2:"
+	grep -E "job $2\b|\[$2\.|JobId=$2\b" "$(slurmd_log "$1")" 2>/dev/null | tail -n 30
+	echo "--- its state:"
+	on_node "$1" cat "$LWK_STATE_DIR/$1/$2/lwk.state" 2>&1 | tail -n 20
+	fail "the --lwk state of job $2 is still on $1 after 60 s"
 }
 
 # Nothing of job $2 on node $1: state, the plugin's cgroups, changes.
