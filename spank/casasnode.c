@@ -462,11 +462,41 @@ static bool probe_is_gone(const struct lwk_part_roots *r, const struct lwk_casas
 }
 
 /*
+ * Which recorded jobs are gone, decided before the node lock is taken:
+ * alive() may ask slurmctld (up to MessageTimeout each when it is down),
+ * and --lwk setups, joins, reapplies and epilogs on the node wait for
+ * that lock.  A record written meanwhile is not in the list: alive.
+ */
+struct gone_jobs {
+	int n;
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+};
+
+static void find_gone(const struct lwk_part_roots *r, bool (*alive)(uint32_t), struct gone_jobs *g)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	int n = alive ? record_jobs(r, ids, LWK_CASAS_MAX_JOBS) : 0;
+
+	g->n = 0;
+	for (int i = 0; i < n; i++)
+		if (!alive(ids[i]))
+			g->ids[g->n++] = ids[i];
+}
+
+static bool is_gone(const struct gone_jobs *g, uint32_t job)
+{
+	for (int i = 0; g && i < g->n; i++)
+		if (g->ids[i] == job)
+			return true;
+	return false;
+}
+
+/*
  * The split of every contention-aware job on the node, under the node
- * lock.  Gone jobs are dropped first.  Each job's record gets its dies;
+ * lock.  Gone jobs (found before the lock) are dropped first.  Each job's record gets its dies;
  * its cgroup's CPUs are rewritten where they changed.
  */
-static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t), char *log,
+static int replan_locked(const struct lwk_part_roots *r, const struct gone_jobs *g, char *log,
 			 size_t loglen)
 {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
@@ -501,7 +531,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		if (lwk_casas_load(r, ids[i], rec) != 1) {
 			/* Root writes records whole (rename): only a damaged
 			 * disk or a hand gets here.  Kept while its job runs. */
-			bool gone = alive && !alive(ids[i]);
+			bool gone = is_gone(g, ids[i]);
 
 			if (gone) {
 				lwk_casas_record_path(r, ids[i], path, sizeof(path));
@@ -511,7 +541,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			    gone ? "; its job is gone: removed" : "");
 			continue;
 		}
-		if (alive && !alive(ids[i])) {
+		if (is_gone(g, ids[i])) {
 			lwk_casas_record_path(r, ids[i], path, sizeof(path));
 			unlink(path);
 			say(log, loglen, "lwk: contention-aware: job %u is gone: its dies return to the others",
@@ -638,10 +668,12 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		   bool (*alive)(uint32_t), char *log, size_t loglen, char *err, size_t errlen)
 {
 	struct lwk_casas_record have;
+	struct gone_jobs gone;
 	int nfd, rc;
 
 	if (make_dirs(r, err, errlen))
 		return -1;
+	find_gone(r, alive, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
@@ -651,7 +683,7 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		if (probe_is_gone(r, &have)) {
 			/* Its first step ended (or was killed) without probing:
 			 * nothing else would re-plan a job alone on the node. */
-			replan_locked(r, alive, log, loglen);
+			replan_locked(r, &gone, log, loglen);
 			lwk_casas_load(r, rec->job, rec);
 			close(nfd);
 			bind_memory(r, log, loglen);
@@ -672,7 +704,7 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		close(nfd);
 		return -1;
 	}
-	replan_locked(r, alive, log, loglen);
+	replan_locked(r, &gone, log, loglen);
 	lwk_casas_load(r, rec->job, rec);
 	close(nfd);
 	bind_memory(r, log, loglen);
@@ -710,12 +742,14 @@ int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(
 		    char *log, size_t loglen)
 {
 	char path[4200], dir[4096];
+	struct gone_jobs gone;
 	struct stat st;
 	int nfd, had = 0;
 
 	casas_dir(r, dir, sizeof(dir));
 	if (lstat(dir, &st))
 		return 0; /* no contention-aware job ever ran here: one stat */
+	find_gone(r, alive, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return 0;
@@ -725,7 +759,7 @@ int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(
 		if (had)
 			say(log, loglen, "lwk: contention-aware: job %u left: re-planning the others", job);
 	}
-	replan_locked(r, alive, log, loglen);
+	replan_locked(r, &gone, log, loglen);
 	close(nfd);
 	bind_memory(r, log, loglen);
 	return had;
@@ -821,9 +855,12 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		       struct lwk_casas_record *rec, char *log, size_t loglen)
 {
 	char err[512];
-	int nfd = lwk_node_lock(r->state_root);
+	struct gone_jobs gone;
+	int nfd;
 	bool ok = false;
 
+	find_gone(r, alive, &gone);
+	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return false;
 	if (lwk_casas_load(r, job, rec) == 1) {
@@ -839,7 +876,7 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		if (counters)
 			snprintf(rec->counters, sizeof(rec->counters), "%s", counters);
 		if (store(r, rec, err, sizeof(err)) == 0) {
-			replan_locked(r, alive, log, loglen);
+			replan_locked(r, &gone, log, loglen);
 			ok = lwk_casas_load(r, job, rec) == 1;
 		}
 	}
