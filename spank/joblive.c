@@ -239,18 +239,62 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
 	return answer;
 }
 
-int lwk_job_alive_load_slurm(const char *lib)
+int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen)
+{
+	char *real = realpath(lib, NULL), *slash;
+	struct stat st;
+	int rc = -1;
+
+	if (!real) {
+		snprintf(err, errlen, "%s: %s", lib, strerror(errno));
+		return -1;
+	}
+	/* root loads it into a root process: only root may have written
+	 * the file or the directory it is in. */
+	if (stat(real, &st) || !S_ISREG(st.st_mode))
+		snprintf(err, errlen, "%s: not a regular file", real);
+	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		snprintf(err, errlen, "%s: not root's only (owner %u, mode %03o): not loaded", real,
+			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 0777));
+	else if (strlen(real) >= len)
+		snprintf(err, errlen, "%s: path too long", real);
+	else {
+		slash = strrchr(real, '/');
+		*slash = '\0';
+		if (stat(slash == real ? "/" : real, &st) || st.st_uid != 0 ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH)))
+			snprintf(err, errlen, "%s: its directory is not root's only: not loaded", lib);
+		else {
+			*slash = '/';
+			snprintf(resolved, len, "%s", real);
+			rc = 0;
+		}
+	}
+	free(real);
+	return rc;
+}
+
+int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
 {
 	int (*init)(const char *);
+	char real[4096];
 
 	if (dlsym(RTLD_DEFAULT, "slurm_load_job"))
 		return 0;
-	if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL))
+	if (lwk_lib_is_safe(lib, real, sizeof(real), err, errlen))
 		return -1;
+	if (!dlopen(real, RTLD_NOW | RTLD_GLOBAL)) {
+		snprintf(err, errlen, "%s", dlerror());
+		return -1;
+	}
 	init = (int (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
 	if (init)
 		init(NULL);
-	return dlsym(RTLD_DEFAULT, "slurm_load_job") ? 0 : -1;
+	if (!dlsym(RTLD_DEFAULT, "slurm_load_job")) {
+		snprintf(err, errlen, "%s has no slurm_load_job", real);
+		return -1;
+	}
+	return 0;
 }
 
 int lwk_job_liveness(uint32_t job)

@@ -3,6 +3,7 @@
 #define LWK_JOBLIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -48,7 +49,12 @@ extern const struct lwk_slurm_api *lwk_slurm_api_override;
 int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid);
 
 /* For a tool: load libslurm's API from lib (slurmd's libslurmfull) and
- * initialise it (slurm.conf).  0, or -1 when it cannot. */
-int lwk_job_alive_load_slurm(const char *lib);
+ * initialise it (slurm.conf).  0, or -1 with why in err: it cannot, or
+ * lib (symbolic links followed) or its directory is not root's only. */
+int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
+
+/* lib's real path into resolved when it and its directory are root's
+ * and not group- or world-writable: 0, else -1 with why in err. */
+int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen);
 
 #endif

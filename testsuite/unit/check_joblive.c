@@ -241,6 +241,50 @@ START_TEST(only_roots_slurmstepd_counts)
 }
 END_TEST
 
+/* lwk-sweep loads libslurmfull into a root process: only a file that
+ * root alone could have written, in a directory root alone writes. */
+START_TEST(only_a_root_only_library_is_loaded)
+{
+	char dir[] = "/tmp/joblive.XXXXXX", lib[64], link[80], real[4096], e[4400];
+
+	if (getuid() != 0) {
+		printf("SKIP: joblive: the library owner case needs root\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	chmod(dir, 0755);
+	snprintf(lib, sizeof(lib), "%s/libslurmfull.so", dir);
+	{
+		FILE *f = fopen(lib, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fclose(f);
+	}
+	chmod(lib, 0644);
+	ck_assert_int_eq(lwk_lib_is_safe(lib, real, sizeof(real), e, sizeof(e)), 0);
+	ck_assert_str_eq(real, lib);
+	/* A link from anywhere is followed: the file it names is checked. */
+	snprintf(link, sizeof(link), "%s.link", dir);
+	ck_assert_int_eq(symlink(lib, link), 0);
+	ck_assert_int_eq(lwk_lib_is_safe(link, real, sizeof(real), e, sizeof(e)), 0);
+	ck_assert_str_eq(real, lib);
+	unlink(link);
+	chmod(lib, 0664);
+	ck_assert_int_eq(lwk_lib_is_safe(lib, real, sizeof(real), e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "not root's only"));
+	chmod(lib, 0644);
+	ck_assert_int_eq(chown(lib, 65534, 65534), 0);
+	ck_assert_int_eq(lwk_lib_is_safe(lib, real, sizeof(real), e, sizeof(e)), -1);
+	ck_assert_int_eq(chown(lib, 0, 0), 0);
+	chmod(dir, 0777);
+	ck_assert_int_eq(lwk_lib_is_safe(lib, real, sizeof(real), e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "directory"));
+	ck_assert_int_eq(lwk_job_alive_load_slurm(lib, e, sizeof(e)), -1);
+	unlink(lib);
+	rmdir(dir);
+}
+END_TEST
+
 Suite *joblive_suite(void)
 {
 	Suite *s = suite_create("joblive");
@@ -252,6 +296,7 @@ Suite *joblive_suite(void)
 	tcase_add_test(tc, not_asked_while_running_as_another_user);
 	tcase_add_test(tc, tasks_left_without_a_slurmstepd_mean_gone);
 	tcase_add_test(tc, only_roots_slurmstepd_counts);
+	tcase_add_test(tc, only_a_root_only_library_is_loaded);
 	suite_add_tcase(s, tc);
 	return s;
 }
