@@ -55,9 +55,10 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
 				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
-				"prober=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
+				"prober=%u:%llu\nlauncher=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
 				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
-				r->prober_pid, r->prober_start, ips, dies, cpus, mems, split);
+				r->prober_pid, r->prober_start, r->launcher_pid, r->launcher_start, ips, dies,
+				cpus, mems, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", NULL };
@@ -141,10 +142,11 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
 			      k > LWK_CASAS_MAX_POINTS;
 			r->probing = (unsigned int)k;
-		} else if (!strcmp(key, "prober")) {
+		} else if (!strcmp(key, "prober") || !strcmp(key, "launcher")) {
 			char *end, *end2;
 			unsigned long pid;
 			unsigned long long start;
+			bool prober = key[0] == 'p';
 
 			errno = 0;
 			pid = strtoul(v, &end, 10);
@@ -154,8 +156,8 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 				start = strtoull(end + 1, &end2, 10);
 				bad = errno || end2 == end + 1 || *end2 ||
 				      !isdigit((unsigned char)end[1]);
-				r->prober_pid = (unsigned int)pid;
-				r->prober_start = start;
+				*(prober ? &r->prober_pid : &r->launcher_pid) = (unsigned int)pid;
+				*(prober ? &r->prober_start : &r->launcher_start) = start;
 			}
 		} else if (!strcmp(key, "ips")) {
 			bad = lwk_casas_curve_parse(v, &r->curve);
@@ -556,6 +558,12 @@ static int replan_locked(const struct lwk_part_roots *r, const struct gone_jobs 
 			rec->prober_pid = 0;
 			rec->prober_start = 0;
 		}
+		if (rec->launcher_pid && proc_start(r->proc, rec->launcher_pid) != rec->launcher_start) {
+			/* Its step died while starting its tasks: narrowed again below. */
+			rec->launcher_pid = 0;
+			rec->launcher_start = 0;
+			memset(&rec->cpus, 0, sizeof(rec->cpus));
+		}
 		if (!strcmp(rec->status, "off"))
 			continue;
 		idx[nj] = n - 1;
@@ -627,8 +635,13 @@ static int replan_locked(const struct lwk_part_roots *r, const struct gone_jobs 
 		/* A cgroup not there yet (v1: Slurm makes the step's cpuset
 		 * after the step starts) gets its CPUs from the record when the
 		 * step's tasks start (lwk_casas_reapply): the decision stands. */
-		if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
-		    apply(r, rec, false, &cpus, err, sizeof(err))) {
+		/* A step starting its tasks keeps all of Slurm's CPUs meanwhile
+		 * (lwk_casas_launch); the decision is written when it is done. */
+		if (rec->launcher_pid) {
+			if (apply(r, rec, false, &rec->allowed_cpus, err, sizeof(err)))
+				say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
+		} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
+			   apply(r, rec, false, &cpus, err, sizeof(err))) {
 			say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
 			rc = -1;
 		}
@@ -718,8 +731,16 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
-	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
-	    lwk_cpuset_count(&rec.cpus))
+	if (lwk_casas_load(r, job, &rec) == 1 && rec.launcher_pid == (unsigned int)getpid()) {
+		char e2[512];
+
+		/* This step's tasks are bound: the decision may narrow them. */
+		rec.launcher_pid = 0;
+		rec.launcher_start = 0;
+		if (store(r, &rec, e2, sizeof(e2)))
+			rc = ERR("%s", e2);
+	}
+	if (rc == 0 && strcmp(rec.status, "off") && !rec.launcher_pid && lwk_cpuset_count(&rec.cpus))
 		rc = apply(r, &rec, false, &rec.cpus, err, errlen);
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
@@ -735,6 +756,24 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 			rc = apply(r, &rec, true, &rec.mems, err, errlen);
 		close(mfd);
 	}
+	return rc;
+}
+
+int lwk_casas_launch(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen)
+{
+	struct lwk_casas_record rec;
+	int nfd = lwk_node_lock(r->state_root), rc = 0;
+
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off")) {
+		rec.launcher_pid = (unsigned int)getpid();
+		rec.launcher_start = proc_start(r->proc, rec.launcher_pid);
+		rc = store(r, &rec, err, errlen);
+		if (rc == 0 && apply(r, &rec, false, &rec.allowed_cpus, err, errlen))
+			rc = -1;
+	}
+	close(nfd);
 	return rc;
 }
 
