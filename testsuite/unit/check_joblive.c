@@ -246,7 +246,15 @@ START_TEST(only_roots_slurmstepd_counts)
 			execl(exe, title, "30", (char *)NULL);
 			_exit(127);
 		}
-		nanosleep(&ts, NULL);
+		/* Until it runs the copy (a loaded machine: up to 10 s). */
+		for (int i = 0; i < 50; i++) {
+			char p[64], l[128] = "";
+
+			snprintf(p, sizeof(p), "/proc/%d/exe", (int)child);
+			if (readlink(p, l, sizeof(l) - 1) > 0 && !strcmp(l, exe))
+				break;
+			nanosleep(&ts, NULL);
+		}
 		ck_assert_int_eq(lwk_job_liveness(JOB), as_root ? LWK_LIVE_YES : LWK_LIVE_GONE);
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
