@@ -55,9 +55,10 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
 				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
-				"prober=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
+				"prober=%u:%llu\nlauncher=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
 				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
-				r->prober_pid, r->prober_start, ips, dies, cpus, mems, split);
+				r->prober_pid, r->prober_start, r->launcher_pid, r->launcher_start, ips, dies,
+				cpus, mems, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", NULL };
@@ -141,10 +142,11 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
 			      k > LWK_CASAS_MAX_POINTS;
 			r->probing = (unsigned int)k;
-		} else if (!strcmp(key, "prober")) {
+		} else if (!strcmp(key, "prober") || !strcmp(key, "launcher")) {
 			char *end, *end2;
 			unsigned long pid;
 			unsigned long long start;
+			bool prober = key[0] == 'p';
 
 			errno = 0;
 			pid = strtoul(v, &end, 10);
@@ -154,8 +156,8 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 				start = strtoull(end + 1, &end2, 10);
 				bad = errno || end2 == end + 1 || *end2 ||
 				      !isdigit((unsigned char)end[1]);
-				r->prober_pid = (unsigned int)pid;
-				r->prober_start = start;
+				*(prober ? &r->prober_pid : &r->launcher_pid) = (unsigned int)pid;
+				*(prober ? &r->prober_start : &r->launcher_start) = start;
 			}
 		} else if (!strcmp(key, "ips")) {
 			bad = lwk_casas_curve_parse(v, &r->curve);
@@ -462,11 +464,41 @@ static bool probe_is_gone(const struct lwk_part_roots *r, const struct lwk_casas
 }
 
 /*
+ * Which recorded jobs are gone, decided before the node lock is taken:
+ * alive() may ask slurmctld (up to MessageTimeout each when it is down),
+ * and --lwk setups, joins, reapplies and epilogs on the node wait for
+ * that lock.  A record written meanwhile is not in the list: alive.
+ */
+struct gone_jobs {
+	int n;
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+};
+
+static void find_gone(const struct lwk_part_roots *r, bool (*alive)(uint32_t), struct gone_jobs *g)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	int n = alive ? record_jobs(r, ids, LWK_CASAS_MAX_JOBS) : 0;
+
+	g->n = 0;
+	for (int i = 0; i < n; i++)
+		if (!alive(ids[i]))
+			g->ids[g->n++] = ids[i];
+}
+
+static bool is_gone(const struct gone_jobs *g, uint32_t job)
+{
+	for (int i = 0; g && i < g->n; i++)
+		if (g->ids[i] == job)
+			return true;
+	return false;
+}
+
+/*
  * The split of every contention-aware job on the node, under the node
- * lock.  Gone jobs are dropped first.  Each job's record gets its dies;
+ * lock.  Gone jobs (found before the lock) are dropped first.  Each job's record gets its dies;
  * its cgroup's CPUs are rewritten where they changed.
  */
-static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t), char *log,
+static int replan_locked(const struct lwk_part_roots *r, const struct gone_jobs *g, char *log,
 			 size_t loglen)
 {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
@@ -501,7 +533,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		if (lwk_casas_load(r, ids[i], rec) != 1) {
 			/* Root writes records whole (rename): only a damaged
 			 * disk or a hand gets here.  Kept while its job runs. */
-			bool gone = alive && !alive(ids[i]);
+			bool gone = is_gone(g, ids[i]);
 
 			if (gone) {
 				lwk_casas_record_path(r, ids[i], path, sizeof(path));
@@ -511,7 +543,7 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			    gone ? "; its job is gone: removed" : "");
 			continue;
 		}
-		if (alive && !alive(ids[i])) {
+		if (is_gone(g, ids[i])) {
 			lwk_casas_record_path(r, ids[i], path, sizeof(path));
 			unlink(path);
 			say(log, loglen, "lwk: contention-aware: job %u is gone: its dies return to the others",
@@ -525,6 +557,12 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 			rec->probing = 0;
 			rec->prober_pid = 0;
 			rec->prober_start = 0;
+		}
+		if (rec->launcher_pid && proc_start(r->proc, rec->launcher_pid) != rec->launcher_start) {
+			/* Its step died while starting its tasks: narrowed again below. */
+			rec->launcher_pid = 0;
+			rec->launcher_start = 0;
+			memset(&rec->cpus, 0, sizeof(rec->cpus));
 		}
 		if (!strcmp(rec->status, "off"))
 			continue;
@@ -597,8 +635,13 @@ static int replan_locked(const struct lwk_part_roots *r, bool (*alive)(uint32_t)
 		/* A cgroup not there yet (v1: Slurm makes the step's cpuset
 		 * after the step starts) gets its CPUs from the record when the
 		 * step's tasks start (lwk_casas_reapply): the decision stands. */
-		if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
-		    apply(r, rec, false, &cpus, err, sizeof(err))) {
+		/* A step starting its tasks keeps all of Slurm's CPUs meanwhile
+		 * (lwk_casas_launch); the decision is written when it is done. */
+		if (rec->launcher_pid) {
+			if (apply(r, rec, false, &rec->allowed_cpus, err, sizeof(err)))
+				say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
+		} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
+			   apply(r, rec, false, &cpus, err, sizeof(err))) {
 			say(log, loglen, "lwk: contention-aware: job %u: %s", rec->job, err);
 			rc = -1;
 		}
@@ -638,10 +681,12 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		   bool (*alive)(uint32_t), char *log, size_t loglen, char *err, size_t errlen)
 {
 	struct lwk_casas_record have;
+	struct gone_jobs gone;
 	int nfd, rc;
 
 	if (make_dirs(r, err, errlen))
 		return -1;
+	find_gone(r, alive, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
@@ -651,7 +696,7 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		if (probe_is_gone(r, &have)) {
 			/* Its first step ended (or was killed) without probing:
 			 * nothing else would re-plan a job alone on the node. */
-			replan_locked(r, alive, log, loglen);
+			replan_locked(r, &gone, log, loglen);
 			lwk_casas_load(r, rec->job, rec);
 			close(nfd);
 			bind_memory(r, log, loglen);
@@ -672,7 +717,7 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		close(nfd);
 		return -1;
 	}
-	replan_locked(r, alive, log, loglen);
+	replan_locked(r, &gone, log, loglen);
 	lwk_casas_load(r, rec->job, rec);
 	close(nfd);
 	bind_memory(r, log, loglen);
@@ -686,8 +731,16 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
-	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
-	    lwk_cpuset_count(&rec.cpus))
+	if (lwk_casas_load(r, job, &rec) == 1 && rec.launcher_pid == (unsigned int)getpid()) {
+		char e2[512];
+
+		/* This step's tasks are bound: the decision may narrow them. */
+		rec.launcher_pid = 0;
+		rec.launcher_start = 0;
+		if (store(r, &rec, e2, sizeof(e2)))
+			rc = ERR("%s", e2);
+	}
+	if (rc == 0 && strcmp(rec.status, "off") && !rec.launcher_pid && lwk_cpuset_count(&rec.cpus))
 		rc = apply(r, &rec, false, &rec.cpus, err, errlen);
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
@@ -706,16 +759,36 @@ int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, s
 	return rc;
 }
 
+int lwk_casas_launch(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen)
+{
+	struct lwk_casas_record rec;
+	int nfd = lwk_node_lock(r->state_root), rc = 0;
+
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off")) {
+		rec.launcher_pid = (unsigned int)getpid();
+		rec.launcher_start = proc_start(r->proc, rec.launcher_pid);
+		rc = store(r, &rec, err, errlen);
+		if (rc == 0 && apply(r, &rec, false, &rec.allowed_cpus, err, errlen))
+			rc = -1;
+	}
+	close(nfd);
+	return rc;
+}
+
 int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
 		    char *log, size_t loglen)
 {
 	char path[4200], dir[4096];
+	struct gone_jobs gone;
 	struct stat st;
 	int nfd, had = 0;
 
 	casas_dir(r, dir, sizeof(dir));
 	if (lstat(dir, &st))
 		return 0; /* no contention-aware job ever ran here: one stat */
+	find_gone(r, alive, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return 0;
@@ -725,7 +798,7 @@ int lwk_casas_leave(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(
 		if (had)
 			say(log, loglen, "lwk: contention-aware: job %u left: re-planning the others", job);
 	}
-	replan_locked(r, alive, log, loglen);
+	replan_locked(r, &gone, log, loglen);
 	close(nfd);
 	bind_memory(r, log, loglen);
 	return had;
@@ -821,9 +894,12 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		       struct lwk_casas_record *rec, char *log, size_t loglen)
 {
 	char err[512];
-	int nfd = lwk_node_lock(r->state_root);
+	struct gone_jobs gone;
+	int nfd;
 	bool ok = false;
 
+	find_gone(r, alive, &gone);
+	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return false;
 	if (lwk_casas_load(r, job, rec) == 1) {
@@ -839,7 +915,7 @@ static bool probe_step(const struct lwk_part_roots *r, uint32_t job, unsigned in
 		if (counters)
 			snprintf(rec->counters, sizeof(rec->counters), "%s", counters);
 		if (store(r, rec, err, sizeof(err)) == 0) {
-			replan_locked(r, alive, log, loglen);
+			replan_locked(r, &gone, log, loglen);
 			ok = lwk_casas_load(r, job, rec) == 1;
 		}
 	}

@@ -50,6 +50,12 @@ struct lwk_casas_record {
 	 * slurmstepd is recognised as gone and the hold dropped.  0: none. */
 	unsigned int prober_pid;
 	unsigned long long prober_start;
+	/* A step of the job starting its tasks (its slurmstepd, same form):
+	 * until it is done its cgroup has all of Slurm's CPUs, for Slurm
+	 * binds the tasks to CPUs of the step, which a narrower cpuset
+	 * refuses (the launch fails).  0: none. */
+	unsigned int launcher_pid;
+	unsigned long long launcher_start;
 	struct lwk_casas_curve curve;
 	struct lwk_cpuset dies, cpus, mems; /* given now (die indices, CPUs, nodes) */
 	char split[512];	/* the node's last decision, one line              */
@@ -83,8 +89,15 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 int lwk_casas_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_casas_record *rec);
 
 /* Write the job's current dies again on its cgroup tree (a new step:
- * Slurm has just set its own cpuset there).  0 or -1 with err. */
+ * Slurm has just set its own cpuset there), ending this process's
+ * launch (lwk_casas_launch).  0 or -1 with err. */
 int lwk_casas_reapply(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen);
+
+/* A step of job begins to start its tasks in this process: its cgroup
+ * tree gets all of Slurm's CPUs back (re-plans keep it so) until this
+ * process's lwk_casas_reapply or its end.  0 (also: no record, or off),
+ * or -1 with err. */
+int lwk_casas_launch(const struct lwk_part_roots *r, uint32_t job, char *err, size_t errlen);
 
 /*
  * Probe job (its record must exist) and re-plan with its curve.  Polls

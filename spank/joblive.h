@@ -3,16 +3,24 @@
 #define LWK_JOBLIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <slurm/slurm.h>
 
 /*
  * Is job still allocated on this host?  Yes when a slurmstepd of it runs
  * here ("slurmstepd: [<job>.<step>]", root's).  Otherwise slurmctld is
  * asked (lwk_job_allocated_here): running here and no task of it left
- * without a slurmstepd, or no answer, is yes; no libslurm in the
- * process is no (the slurmstepd alone decides, as before).
+ * without a slurmstepd is yes; not running here, or its tasks left here
+ * without a slurmstepd, is gone; no answer, or no libslurm in the
+ * process to ask with, is unknown.
  */
+enum { LWK_LIVE_GONE = 0, LWK_LIVE_YES = 1, LWK_LIVE_UNKNOWN = 2 };
+int lwk_job_liveness(uint32_t job);
+
+/* lwk_job_liveness() != LWK_LIVE_GONE: unknown jobs are kept. */
 bool lwk_job_alive(uint32_t job);
 
 enum {
@@ -22,11 +30,31 @@ enum {
 	LWK_ALLOC_YES = 1,	/* running or suspended on node (uid: its user) */
 };
 
+typedef int (*lwk_load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
+typedef void (*lwk_free_job_fn)(job_info_msg_t *);
+typedef hostlist_t (*lwk_hl_create_fn)(const char *);
+typedef int (*lwk_hl_find_fn)(hostlist_t, const char *);
+typedef void (*lwk_hl_destroy_fn)(hostlist_t);
+struct lwk_slurm_api {
+	lwk_load_job_fn load_job;
+	lwk_free_job_fn free_job;
+	lwk_hl_create_fn hl_create;
+	lwk_hl_find_fn hl_find;
+	lwk_hl_destroy_fn hl_destroy;
+};
+/* Tests only: libslurm's functions to use instead of the process's. */
+extern const struct lwk_slurm_api *lwk_slurm_api_override;
+
 /* slurmctld's word on job (one RPC, through the process's libslurm). */
 int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid);
 
 /* For a tool: load libslurm's API from lib (slurmd's libslurmfull) and
- * initialise it (slurm.conf).  0, or -1 when it cannot. */
-int lwk_job_alive_load_slurm(const char *lib);
+ * initialise it (slurm.conf).  0, or -1 with why in err: it cannot, or
+ * lib (symbolic links followed) or its directory is not root's only. */
+int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
+
+/* lib's real path into resolved when it and its directory are root's
+ * and not group- or world-writable: 0, else -1 with why in err. */
+int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen);
 
 #endif

@@ -9,12 +9,13 @@
  * It reads the plugin's arguments (state_dir, cgroup_root) from the
  * lwk.so line of plugstack.conf, so it looks where the plugin writes.
  */
-#include <dlfcn.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -25,12 +26,90 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lwk-sweep [--plugstack FILE] [--node NAME] [--dry-run]\n"
+	fprintf(f, "usage: lwk-sweep [--plugstack FILE] [--node NAME] [--slurmfull PATH] [--dry-run] [--force]\n"
 		   "  --plugstack FILE  the plugstack.conf with the lwk.so line\n"
 		   "                    (default /etc/slurm/plugstack.conf)\n"
 		   "  --node NAME       the node's name in Slurm (default: $SLURMD_NODENAME,\n"
 		   "                    else the short host name)\n"
-		   "  --dry-run         list the jobs with state here, sweep nothing\n");
+		   "  --slurmfull PATH  slurmd's libslurmfull.so, to ask slurmctld with\n"
+		   "                    (default: found in Slurm's plugin directory)\n"
+		   "  --dry-run         list the jobs with state here, sweep nothing\n"
+		   "  --force           sweep jobs slurmctld cannot be asked about too\n");
+}
+
+/* Jobs kept because slurmctld could not be asked or did not answer
+ * (each once), and whether to take them for gone instead (--force). */
+static uint32_t unknown[4096];
+static int nunknown;
+static bool force;
+
+static bool sweep_alive(uint32_t job)
+{
+	int live = lwk_job_liveness(job);
+	int i;
+
+	if (live != LWK_LIVE_UNKNOWN)
+		return live == LWK_LIVE_YES;
+	if (force)
+		return false;
+	for (i = 0; i < nunknown && unknown[i] != job; i++)
+		;
+	if (i == nunknown && nunknown < 4096) {
+		unknown[nunknown++] = job;
+		printf("lwk-sweep: job %u: no slurmstepd here and slurmctld cannot tell: kept\n", job);
+	}
+	return true;
+}
+
+/* slurmd's libslurmfull.so: --slurmfull, else where this build was
+ * configured to find it, else in slurm.conf's PluginDir, else in the
+ * usual plugin directories.  The first that loads (and is root's). */
+static int load_slurmfull(const char *given)
+{
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib64/slurm",
+					    "/usr/lib/slurm", "/usr/local/lib/slurm", "/usr/local/lib64/slurm",
+					    NULL };
+	char cand[16][4200], line[4096], err[4400];
+	const char *conf = getenv("SLURM_CONF");
+	int n = 0;
+	FILE *f;
+
+	/* libslurm's initialisation exits the process without slurm.conf. */
+	if (access(conf && *conf ? conf : "/etc/slurm/slurm.conf", R_OK)) {
+		fprintf(stderr, "lwk-sweep: cannot read %s: libslurm not loaded\n",
+			conf && *conf ? conf : "/etc/slurm/slurm.conf");
+		return -1;
+	}
+	if (given) {
+		if (lwk_job_alive_load_slurm(given, err, sizeof(err)) == 0)
+			return 0;
+		fprintf(stderr, "lwk-sweep: cannot load %s\n", err);
+		return -1;
+	}
+	snprintf(cand[n++], sizeof(cand[0]), "%s", LWK_SLURMFULL);
+	f = fopen(conf && *conf ? conf : "/etc/slurm/slurm.conf", "re");
+	while (f && n < 12 && fgets(line, sizeof(line), f)) {
+		char *v = line + strspn(line, " \t"), *save = NULL;
+
+		if (strncasecmp(v, "PluginDir=", 10))
+			continue;
+		v[strcspn(v, " \t#\n")] = '\0';
+		for (char *d = strtok_r(v + 10, ":", &save); d && n < 12; d = strtok_r(NULL, ":", &save))
+			snprintf(cand[n++], sizeof(cand[0]), "%s/libslurmfull.so", d);
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; dirs[i] && n < 16; i++)
+		snprintf(cand[n++], sizeof(cand[0]), "%s/libslurmfull.so", dirs[i]);
+	for (int i = 0; i < n; i++) {
+		if (access(cand[i], F_OK))
+			continue;
+		if (lwk_job_alive_load_slurm(cand[i], err, sizeof(err)) == 0)
+			return 0;
+		fprintf(stderr, "lwk-sweep: cannot load %s\n", err);
+	}
+	fprintf(stderr, "lwk-sweep: no usable libslurmfull.so (give --slurmfull PATH)\n");
+	return -1;
 }
 
 /* The plugin's arguments from the first lwk.so line; 0 found, -1 not. */
@@ -74,9 +153,15 @@ static void list_jobs(const char *state_dir, const char *node)
 	printf("lwk-sweep: %s: state in %s/%s\n", node, state_dir, node);
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%u/lwk.state", state_dir, node, jobs[i]);
-		if (access(path, F_OK) == 0)
+		if (access(path, F_OK) == 0) {
+			int live = lwk_job_liveness(jobs[i]);
+
 			printf("job %u: %s\n", jobs[i],
-			       lwk_job_alive(jobs[i]) ? "running, kept" : "gone, would be torn down");
+			       live == LWK_LIVE_YES ? "running, kept"
+			       : live == LWK_LIVE_GONE ? "gone, would be torn down"
+			       : force ? "unknown (slurmctld cannot tell), would be torn down (--force)"
+				       : "unknown (slurmctld cannot tell), kept");
+		}
 	}
 }
 
@@ -86,17 +171,20 @@ int main(int argc, char **argv)
 		{ "plugstack", required_argument, NULL, 'p' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "dry-run", no_argument, NULL, 'd' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "slurmfull", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plugstack = "/etc/slurm/plugstack.conf", *env = getenv("SLURMD_NODENAME");
+	const char *slurmfull = NULL;
 	char node[256] = "", err[1024], log[65536];
 	struct lwk_config c;
 	struct lwk_part_roots r;
 	bool dry = false;
 	int opt, n, s;
 
-	while ((opt = getopt_long(argc, argv, "p:n:dh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:n:dfs:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			plugstack = optarg;
@@ -106,6 +194,12 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			dry = true;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 's':
+			slurmfull = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -140,22 +234,28 @@ int main(int argc, char **argv)
 	/* Liveness asks slurmctld about jobs with no slurmstepd here (between
 	 * steps), through slurmd's libslurm, for this node. */
 	setenv("SLURMD_NODENAME", node, 1);
-	if (lwk_job_alive_load_slurm(LWK_SLURMFULL))
-		fprintf(stderr, "lwk-sweep: cannot load %s (%s): a job with no slurmstepd here counts as gone\n",
-			LWK_SLURMFULL, dlerror());
+	if (load_slurmfull(slurmfull))
+		fprintf(stderr, "lwk-sweep: slurmctld cannot be asked: a job with no slurmstepd here is %s\n",
+			force ? "taken for gone (--force)" : "kept");
 	r = (struct lwk_part_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node, c.mckernel, 0, 0 };
 	if (dry) {
 		list_jobs(c.state_dir, node);
 		return 0;
 	}
-	n = lwk_part_sweep(&r, lwk_job_alive, log, sizeof(log));
+	n = lwk_part_sweep(&r, sweep_alive, log, sizeof(log));
 	fputs(log, stdout);
 	s = lwk_syncmon_sweep(c.state_dir, node);
 	/* --contention-aware: gone jobs' records dropped, the split re-planned. */
 	log[0] = '\0';
-	lwk_casas_leave(&r, 0, lwk_job_alive, log, sizeof(log));
+	lwk_casas_leave(&r, 0, sweep_alive, log, sizeof(log));
 	fputs(log, stdout);
 	printf("lwk-sweep: %s: %d --lwk partition(s) torn down, %d sampler state(s) removed\n", node,
 	       n, s);
+	if (nunknown) {
+		/* Not a clean sweep: the admin decides (--force). */
+		fprintf(stderr, "lwk-sweep: %d job(s) kept that slurmctld could not tell about; --force sweeps them\n",
+			nunknown);
+		return 1;
+	}
 	return 0;
 }

@@ -7,8 +7,10 @@
  *                                       step of the job here makes its
  *                                       record (what Slurm allocated)
  *   user_init       (before the fork)   SLURM_CASAS_* for the tasks
- *   task_post_fork  (root, per task)    the job's dies again on its
- *                                       cgroups (Slurm just set its own);
+ *   task_post_fork  (root, last task)   the job's dies again on its
+ *                                       cgroups (Slurm just set its own
+ *                                       and bound the tasks: until then
+ *                                       they have all of Slurm's CPUs);
  *                                       the first step starts the probe,
  *                                       a thread of this slurmstepd
  *   exit            (root)              stop and join the probe
@@ -32,7 +34,7 @@
 static struct lwk_part_roots roots;
 static char node[256];
 static struct lwk_casas_record rec;
-static bool joined, first_here, probe_started;
+static bool joined, first_here, probe_started, launching;
 static pthread_t probe_thread;
 static volatile int stop_probe;
 
@@ -120,6 +122,14 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	}
 	joined = true;
 	first_here = rc == 1 && strcmp(rec.status, "off");
+	/* Slurm binds each task to CPUs of the step after forking it: a
+	 * cgroup narrowed to the job's dies (or to one, probing) would refuse
+	 * them and the launch fail.  All of Slurm's CPUs until the last task
+	 * is bound (post_fork of the last local task). */
+	if (strcmp(rec.status, "off") && lwk_casas_launch(&roots, rec.job, err, sizeof(err)) == 0)
+		launching = true;
+	else if (strcmp(rec.status, "off"))
+		slurm_error("lwk: step %s: --contention-aware: %s", step, err);
 	if (rc == 1 && !strcmp(rec.status, "off"))
 		slurm_info("lwk: step %s: --contention-aware is off on %s: %s", step, node, rec.why);
 	log_lines(log);
@@ -162,11 +172,19 @@ static void *probe_main(void *arg)
 int lwk_remote_casas_post_fork(spank_t sp)
 {
 	char err[512];
+	uint32_t ntasks = 0;
+	int task = -1;
 
-	(void)sp;
 	if (!joined || !strcmp(rec.status, "off"))
 		return 0;
+	/* slurmstepd binds task i just before this call for it, and task
+	 * i+1 after it: narrow only once the last one is bound. */
+	if (spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS && task >= 0 &&
+	    (uint32_t)task + 1 < ntasks)
+		return 0;
 	/* Slurm has just written the step's cpuset: the job's dies again. */
+	launching = false;
 	if (lwk_casas_reapply(&roots, rec.job, err, sizeof(err)))
 		slurm_error("lwk: job %u: --contention-aware: %s (on %s)", rec.job, err, node);
 	if (first_here && !probe_started) {
@@ -187,6 +205,14 @@ int lwk_remote_casas_post_fork(spank_t sp)
 
 void lwk_remote_casas_exit(void)
 {
+	if (launching) {
+		char err[512];
+
+		/* No task was bound (the launch failed): give the decision back. */
+		launching = false;
+		if (lwk_casas_reapply(&roots, rec.job, err, sizeof(err)))
+			slurm_error("lwk: job %u: --contention-aware: %s (on %s)", rec.job, err, node);
+	}
 	if (!probe_started)
 		return;
 	stop_probe = 1;

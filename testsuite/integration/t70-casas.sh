@@ -321,7 +321,7 @@ sweep_tool() {
 # still allocated there, and neither another job's arrival nor a sweep
 # (slurmd's start, lwk-sweep) may take what it holds.
 test_a_job_between_steps_keeps_its_record_when_another_arrives() {
-	local node a b rec out
+	local node a b rec out split
 	need_cosched
 	node=$(casas_node)
 	a=$(salloc --no-shell -p cosched -w "$node" -n1 -J "$(unique_name between)" 2>&1 |
@@ -339,8 +339,19 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 	defer scancel "$b"
 	wait_file "$node" "$LWK_STATE_DIR/$node/casas/$b" ||
 		fail "job $b made no record on $node$(job_story "$b" "$node")"
+	# Its join writes its record and then, under the same hold of the
+	# node lock, re-plans (which would drop a's record): once the lock is
+	# ours, that re-plan is done.
+	on_node "$node" flock "$LWK_STATE_DIR/.node.lock" true || fail "cannot take the node lock on $node"
 	on_node "$node" test -e "$rec" ||
 		fail "job $a, allocated between two steps, lost its record when job $b arrived$(job_story "$a" "$node")"
+	fetch "$node" "$b"
+	if [ "$(rec_field "$b" status)" != off ]; then
+		split=$(rec_field "$b" split)
+		case $split in
+		'' | 0\ * | 1\ *) fail "job $b's re-plan left out job $a, allocated between two steps: split=$split$(job_story "$a" "$node")" ;;
+		esac
+	fi
 	# The sweep slurmd runs when it starts, by hand.
 	out=$(on_node "$node" "$(sweep_tool)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node "$node" 2>&1) ||
 		fail "lwk-sweep failed: $out"

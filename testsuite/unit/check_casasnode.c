@@ -65,6 +65,27 @@ static bool alive_but_one(uint32_t job)
 	return job != gone_job;
 }
 
+/* An alive() that notes whether the node lock was held when it was
+ * asked (a second open file of the lock cannot take it then): it may
+ * wait on slurmctld for seconds, and everything on the node waits for
+ * that lock. */
+static int asked_under_lock, asked;
+static bool alive_lock_free(uint32_t job)
+{
+	char p[400];
+	int fd;
+
+	asked++;
+	snprintf(p, sizeof(p), "%s/.node.lock", state);
+	fd = open(p, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		if (flock(fd, LOCK_EX | LOCK_NB))
+			asked_under_lock++;
+		close(fd);
+	}
+	return job != gone_job;
+}
+
 static struct lwk_casas_record arriving(uint32_t job)
 {
 	struct lwk_casas_record r;
@@ -280,6 +301,98 @@ START_TEST(arrivals_departures_and_a_crash_move_dies_between_jobs)
 }
 END_TEST
 
+START_TEST(job_liveness_is_asked_without_the_node_lock)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), c = arriving(43);
+	volatile int stop = 1;
+
+	node_tree();
+	gone_job = 0;
+	asked = asked_under_lock = 0;
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, alive_lock_free, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, alive_lock_free, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, alive_lock_free, logbuf, sizeof(logbuf)), 0);
+	ck_assert_int_eq(lwk_casas_probe(&roots, 42, &stop, alive_lock_free, logbuf, sizeof(logbuf),
+					 NULL),
+			 0);
+	ck_assert_int_eq(lwk_casas_join(&roots, &c, alive_lock_free, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	/* Gone jobs are still dropped, and their dies go to the others. */
+	gone_job = 42;
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, alive_lock_free, logbuf, sizeof(logbuf)), 0);
+	ck_assert_int_eq(lwk_casas_load(&roots, 42, &b), 0);
+	ck_assert_int_eq(lwk_casas_leave(&roots, 43, alive_lock_free, logbuf, sizeof(logbuf)), 1);
+	ck_assert_int_gt(asked, 0);
+	ck_assert_int_eq(asked_under_lock, 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	gone_job = 0;
+	tree_remove();
+}
+END_TEST
+
+/* What the cgroup file of job (below its cgroup) holds, as a cpulist. */
+static const char *cg_cpus(uint32_t job, const char *below)
+{
+	struct lwk_cpuset have;
+	char p[300];
+
+	snprintf(p, sizeof(p), JOBCG "%s/cpuset.cpus", job, below);
+	ck_assert_ptr_nonnull(tree_get(p));
+	ck_assert_int_eq(lwk_cpulist_parse(tree_get(p), LWK_MAX_CPUS, &have), 0);
+	return cpus_text(&have);
+}
+
+/* Slurm binds a step's tasks to its CPUs after forking them: while a
+ * step starts them, the job's cgroups keep all of Slurm's CPUs, whatever
+ * a re-plan decides meanwhile; its last task bound, the decision. */
+START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42);
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cpus_text(&a.cpus), "0-1"); /* held on one die */
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
+	ck_assert_uint_eq(load(41).launcher_pid, (unsigned int)getpid());
+	/* Another job arrives: the re-plan leaves the launch alone. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7");
+	ck_assert_uint_gt(ndies(41), 0);
+	/* Its tasks are bound: the decision. */
+	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_uint_eq(load(41).launcher_pid, 0);
+	assert_cgroup_matches(41);
+	/* A step that died while starting its tasks: the next re-plan
+	 * narrows the job again. */
+	{
+		pid_t child = fork();
+
+		ck_assert_int_ge(child, 0);
+		if (!child)
+			_exit(lwk_casas_launch(&roots, 42, err, sizeof(err)) ? 1 : 0);
+		ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	}
+	ck_assert_str_eq(cg_cpus(42, "/step_0"), "0-7");
+	ck_assert_uint_ne(load(42).launcher_pid, 0);
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(load(42).launcher_pid, 0);
+	assert_cgroup_matches(42);
+	ck_assert_str_ne(cg_cpus(42, "/step_0"), "0-7");
+	tree_remove();
+}
+END_TEST
+
 START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
 {
 	struct lwk_casas_record a = arriving(41), off = arriving(42), r;
@@ -396,6 +509,18 @@ START_TEST(a_probe_that_never_began_gives_the_hold_back)
 	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
 	ck_assert_uint_eq(load(41).probing, 2);
 	ck_assert_uint_eq(load(43).probing, 1);
+	/* A live process with the pid but another start time (the pid was
+	 * reused): that probe is gone. */
+	{
+		char extra[64];
+
+		r = load(41);
+		snprintf(extra, sizeof(extra), "prober=%u:%llu\n", r.prober_pid, r.prober_start - 1);
+		put_record(&r, extra);
+		ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+		ck_assert_uint_eq(load(41).probing, 0);
+		ck_assert_uint_eq(load(43).probing, 1);
+	}
 	tree_remove();
 }
 END_TEST
@@ -546,6 +671,8 @@ Suite *casasnode_root_suite(void)
 	TCase *tc = tcase_create("node");
 
 	tcase_add_test(tc, arrivals_departures_and_a_crash_move_dies_between_jobs);
+	tcase_add_test(tc, job_liveness_is_asked_without_the_node_lock);
+	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
 	tcase_add_test(tc, a_probe_that_never_began_gives_the_hold_back);
 	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);

@@ -22,6 +22,7 @@ Suite *lwkpart_suite(void);
 Suite *casas_suite(void);
 Suite *casasnode_suite(void);
 Suite *slurmcg_suite(void);
+Suite *joblive_suite(void);
 /* check_lwk_root: suites that need root. */
 Suite *casasnode_root_suite(void);
 Suite *starter_root_suite(void);
