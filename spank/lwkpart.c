@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "casasnode.h"
 #include "hugepages.h"
 #include "irqaff.h"
 #include "mckernel.h"
@@ -970,9 +971,42 @@ int lwk_part_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_part 
 	return rc;
 }
 
+static const char *state_holds(const char *dir);
+
+/*
+ * Undo what jobs that are gone left on the node (a teardown that could
+ * not undo everything, a slurmd started before the plugin was
+ * configured): else every later --lwk job would be refused there while
+ * the node looks idle.  Outside the node lock, which the teardowns take;
+ * lwk_node_other_job judges again under it.
+ */
+static void sweep_gone(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		       char *log, size_t loglen)
+{
+	char path[4400], one[2048];
+	uint32_t *jobs = malloc(4096 * sizeof(*jobs));
+	int n = jobs ? lwk_state_jobs(r->state_root, r->node, jobs, 4096) : 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%" PRIu32, r->state_root, r->node, jobs[i]);
+		if (jobs[i] == job || !state_holds(path) || alive(jobs[i]))
+			continue;
+		state_file(r, jobs[i], "lwk.state", path, sizeof(path));
+		if (access(path, F_OK) == 0) {
+			lwk_part_teardown(r, jobs[i], one, sizeof(one));
+			lwk_log_append(log, loglen, "lwk: swept job %" PRIu32 ", gone: %s", jobs[i],
+				       one[0] ? one : "nothing to undo");
+		}
+		/* Its sampler, if one outlived it. */
+		lwk_syncmon_stop(r->state_root, r->node, jobs[i], 0, NULL, 0);
+	}
+	free(jobs);
+	lwk_casas_leave(r, 0, alive, one, sizeof(one));
+}
+
 int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
-		   struct lwk_part *p, char *err, size_t errlen)
+		   bool (*alive)(uint32_t), struct lwk_part *p, char *err, size_t errlen)
 {
 	char *state, log[2048] = "";
 	struct remains k = { NULL, STATE_MAX, 0 };
@@ -992,6 +1026,7 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
+	sweep_gone(r, job, alive, log, sizeof(log));
 	nfd = lwk_node_lock(r->state_root);
 	k.text = malloc(STATE_MAX);
 	if (nfd < 0 || !k.text) {
@@ -1010,8 +1045,17 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		 * allocated (an oversubscribed partition gives every job all
 		 * the CPUs). */
 		char other[400];
+		int o_rc = lwk_node_other_job(r, job, alive, other, sizeof(other));
 
-		if (lwk_node_other_job(r, job, other, sizeof(other))) {
+		if (o_rc == 2) {
+			rc = ERR("lwk: --lwk: node problem on %s: %s; lwk-sweep(8) tries again, an "
+				 "administrator should look at the slurmd log%s%.900s",
+				 r->node, other, log[0] ? ": " : "", log);
+			if (!state[0])
+				remove_state(r, job);
+			goto out;
+		}
+		if (o_rc) {
 			rc = ERR("lwk: --lwk: %s is not this job's alone: %s; --lwk needs a node no "
 				 "other job uses (submit with --exclusive, outside a co-scheduling "
 				 "partition)", r->node, other);
@@ -1569,7 +1613,8 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 	return 0;
 }
 
-int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
+int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		       char *what, size_t len)
 {
 	char dir[4200];
 	uint32_t *jobs = malloc(4096 * sizeof(*jobs));
@@ -1584,9 +1629,15 @@ int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what,
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s/%" PRIu32, r->state_root, r->node, jobs[i]);
 		if ((holds = state_holds(dir))) {
-			snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
+			int gone = !alive(jobs[i]);
+
+			if (gone)
+				snprintf(what, len, "job %" PRIu32 " is gone and left what could not "
+					 "be undone (%s/)", jobs[i], dir);
+			else
+				snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
 			free(jobs);
-			return 1;
+			return gone ? 2 : 1;
 		}
 	}
 	free(jobs);
@@ -1594,10 +1645,18 @@ int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what,
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d)))
 			if (numeric(e->d_name) && strtoul(e->d_name, NULL, 10) != job) {
-				snprintf(what, len, "job %.20s shares it by dies under --contention-aware",
-					 e->d_name);
+				uint32_t other = (uint32_t)strtoul(e->d_name, NULL, 10);
+				int gone = !alive(other);
+
+				if (gone)
+					snprintf(what, len, "job %.20s is gone and left its "
+						 "--contention-aware record %s/%.20s", e->d_name, dir,
+						 e->d_name);
+				else
+					snprintf(what, len, "job %.20s shares it by dies under "
+						 "--contention-aware", e->d_name);
 				closedir(d);
-				return 1;
+				return gone ? 2 : 1;
 			}
 		closedir(d);
 	}
