@@ -1048,9 +1048,9 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		int o_rc = lwk_node_other_job(r, job, alive, other, sizeof(other));
 
 		if (o_rc == 2) {
-			rc = ERR("lwk: --lwk: node problem on %s: %s; lwk-sweep(8) tries again, an "
-				 "administrator should look at the slurmd log%s%.900s",
-				 r->node, other, log[0] ? ": " : "", log);
+			rc = ERR("lwk: --lwk: node problem on %s: %s; an administrator should look "
+				 "at it (slurm-lwk(8))%s%.900s", r->node, other, log[0] ? ": " : "",
+				 log);
 			if (!state[0])
 				remove_state(r, job);
 			goto out;
@@ -1438,7 +1438,10 @@ static bool cgroup_busy(const char *dir, int depth)
 	FILE *f;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	/* A path that does not fit cannot be judged: busy, the safe side
+	 * (an idle node refused beats two partitions on one node). */
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return true;
 	f = fopen(path, "re");
 	if (f) {
 		busy = fgetc(f) != EOF;
@@ -1448,8 +1451,11 @@ static bool cgroup_busy(const char *dir, int depth)
 		return busy;
 	while (!busy && (e = readdir(d)))
 		if (e->d_name[0] != '.' && is_dir_at(dirfd(d), e)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			busy = cgroup_busy(path, depth - 1);
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >=
+			    sizeof(path))
+				busy = true;
+			else
+				busy = cgroup_busy(path, depth - 1);
 		}
 	closedir(d);
 	return busy;
@@ -1484,7 +1490,13 @@ static int other_job_cgroup_in(const char *dir, const char *ours, char *what, si
 	while (!found && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, ours) || !is_dir_at(dirfd(d), e))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path)) {
+			/* Cannot be judged: refused (2), never passed over. */
+			snprintf(what, len, "cannot judge whether another job runs there: the cgroup "
+				 "path %.200s/%.40s... is too long", dir, e->d_name);
+			found = 2;
+			break;
+		}
 		/* job_<n> Slurm's name; anything else is named as it is. */
 		if (job_cgroup(path, e->d_name) && cgroup_busy(path, 3)) {
 			snprintf(what, len, "job %.100s runs there (its cgroup %.200s)",
@@ -1510,7 +1522,7 @@ static int job_level(const struct lwk_part_roots *r, uint32_t job, const char *l
 	int w;
 
 	if (n >= sizeof(l))
-		return -1;
+		return -2; /* cannot judge: the caller refuses */
 	memcpy(l, line, n);
 	l[n] = '\0';
 	ctrls = strchr(l, ':');
@@ -1561,11 +1573,12 @@ static int job_level(const struct lwk_part_roots *r, uint32_t job, const char *l
 	return -1;
 }
 
+/* 0 none, 1 another job (what), 2 cannot judge (what says why). */
 static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
 {
-	char path[4200], text[8192], parent[4200], ours[256];
+	char path[4200], text[8192], parent[4200], ours[256], more;
 	size_t n = 0;
-	int fd;
+	int fd, rc;
 	ssize_t got;
 
 	snprintf(path, sizeof(path), "%s/self/cgroup", r->proc);
@@ -1574,17 +1587,27 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 		return 0;
 	while (n < sizeof(text) - 1 && (got = read(fd, text + n, sizeof(text) - 1 - n)) > 0)
 		n += (size_t)got;
+	got = n == sizeof(text) - 1 ? read(fd, &more, 1) : 0;
 	close(fd);
 	text[n] = '\0';
+	/* A hierarchy not read is one not looked at: refuse, never pass. */
+	if (got > 0)
+		return snprintf(what, len, "cannot judge whether another job runs there: "
+				"%s is longer than %zu bytes", path, sizeof(text) - 1), 2;
 	for (const char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
 		const char *base;
+		int jl;
 
 		nl = strchr(line, '\n');
-		if (job_level(r, job, line, nl ? (size_t)(nl - line) : strlen(line), parent,
-			      sizeof(parent), ours, sizeof(ours)))
+		jl = job_level(r, job, line, nl ? (size_t)(nl - line) : strlen(line), parent,
+			       sizeof(parent), ours, sizeof(ours));
+		if (jl == -2)
+			return snprintf(what, len, "cannot judge whether another job runs there: a "
+					"line of %s is too long", path), 2;
+		if (jl)
 			continue;
-		if (other_job_cgroup_in(parent, ours, what, len))
-			return 1;
+		if ((rc = other_job_cgroup_in(parent, ours, what, len)))
+			return rc;
 		/* v1 keeps each user's jobs under uid_<n>: the other users'
 		 * jobs are cousins. */
 		base = strrchr(parent, '/');
@@ -1601,9 +1624,9 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 				    !strcmp(e->d_name, mine))
 					continue;
 				snprintf(cousin, sizeof(cousin), "%s/%s", up, e->d_name);
-				if (other_job_cgroup_in(cousin, ours, what, len)) {
+				if ((rc = other_job_cgroup_in(cousin, ours, what, len))) {
 					closedir(d);
-					return 1;
+					return rc;
 				}
 			}
 			if (d)
@@ -1633,7 +1656,7 @@ int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, bool (*aliv
 
 			if (gone)
 				snprintf(what, len, "job %" PRIu32 " is gone and left what could not "
-					 "be undone (%s/)", jobs[i], dir);
+					 "be undone (%s/; lwk-sweep(8) tries again)", jobs[i], dir);
 			else
 				snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
 			free(jobs);

@@ -710,6 +710,38 @@ START_TEST(what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem)
 }
 END_TEST
 
+/* ---- what cannot be read whole is not passed over (review, 6) --------- */
+
+START_TEST(a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem)
+{
+	static char text[12000];
+	char what[400];
+	struct lwk_part p;
+	size_t n;
+
+	node_tree();
+	/* A hierarchy line longer than the parser takes, before job 42's. */
+	n = (size_t)snprintf(text, sizeof(text), "5:cpuset:/");
+	memset(text + n, 'x', 5000);
+	n += 5000;
+	snprintf(text + n, sizeof(text) - n, "\n0::/s.slice/n1.scope/job_42/step_0/slurm\n");
+	put("proc/self/cgroup", text);
+	put("cg/s.slice/n1.scope/job_42/step_0/slurm/cgroup.procs", "100\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 2);
+	ck_assert_msg(strstr(what, "cannot judge whether another job runs there: a line of "), "%s",
+		      what);
+	ck_assert_int_eq(setup("os=2", &p), -1);
+	ck_assert_msg(strstr(err, "lwk: --lwk: node problem on n1: cannot judge"), "%s", err);
+	/* More than the reader takes at all. */
+	memset(text, '\n', 10000);
+	text[10000] = '\0';
+	put("proc/self/cgroup", text);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 2);
+	ck_assert_msg(strstr(what, "is longer than 8191 bytes"), "%s", what);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories and tools must be root's. */
 Suite *lwkpart_suite(void)
 {
@@ -734,6 +766,7 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, placement_is_judged_before_the_tasks);
 	tcase_add_test(tc, what_a_gone_job_left_is_swept_not_a_refusal);
 	tcase_add_test(tc, what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem);
+	tcase_add_test(tc, a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem);
 	suite_add_tcase(s, tc);
 	return s;
 }
