@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "casasnode.h"
 #include "check_lwk.h"
 #include "lwkpart.h"
 #include "mckernel.h"
@@ -742,6 +743,43 @@ START_TEST(a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem)
 }
 END_TEST
 
+/* ---- a --contention-aware job arriving next to a --lwk one (review, 4) -- */
+
+static struct lwk_casas_record casas_arriving(uint32_t job)
+{
+	struct lwk_casas_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.job = job;
+	snprintf(rec.status, sizeof(rec.status), "probing");
+	snprintf(rec.cgroup, sizeof(rec.cgroup), "/s.slice/n1.scope/job_%u", job);
+	rec.allowed_cpus = cpus_of("0-7");
+	rec.allowed_mems = cpus_of("0-1");
+	return rec;
+}
+
+START_TEST(casas_is_off_next_to_a_live_lwk_partition)
+{
+	struct lwk_casas_record rec = casas_arriving(42);
+	char log[4096];
+
+	node_tree();
+	put("state/n1/7/lwk.state", "job 7\nready\n");
+	ck_assert_int_eq(lwk_casas_join(&roots, &rec, all_alive, log, sizeof(log), err, sizeof(err)),
+			 1);
+	ck_assert_str_eq(rec.status, "off");
+	ck_assert_str_eq(rec.why, "job 7 has a --lwk partition on this node");
+	tree_remove();
+	/* Job 7 gone: its leftover is the sweep's business, not a refusal. */
+	node_tree();
+	put("state/n1/7/lwk.state", "job 7\nready\n");
+	rec = casas_arriving(42);
+	lwk_casas_join(&roots, &rec, only_42_alive, log, sizeof(log), err, sizeof(err));
+	ck_assert_msg(!strstr(rec.why, "--lwk partition"), "%s: %s", rec.status, rec.why);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories and tools must be root's. */
 Suite *lwkpart_suite(void)
 {
@@ -767,6 +805,7 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, what_a_gone_job_left_is_swept_not_a_refusal);
 	tcase_add_test(tc, what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem);
 	tcase_add_test(tc, a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem);
+	tcase_add_test(tc, casas_is_off_next_to_a_live_lwk_partition);
 	suite_add_tcase(s, tc);
 	return s;
 }
