@@ -545,7 +545,10 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 	assert_grep "lwk: --lwk: node2 is not this job's alone: job $other has a --lwk partition there" \
 		"$LWK_WORK/bs2.out" "job $jid's output"
 	assert_no_grep "the job ran" "$LWK_WORK/bs2.out" "job $jid's output"
-	all_nodes_usable
+	# node2 only: node1 runs job $other (mix, or "mix-" when backfill
+	# plans it for a queued job).
+	! sinfo -h -N -n node2 -o %t | grep -qvE '^(idle|mix|alloc|comp|plnd) *$' ||
+		fail "node2 is $(sinfo -h -N -n node2 -o '%t %E')"
 	! test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "job $jid left a partition on node2"
 	[ "$(cat "$dir/lwk.state")" = "$(printf 'job %s\nready' "$other")" ] ||
 		fail "the state of job $other was touched"
