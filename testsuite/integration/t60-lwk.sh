@@ -554,6 +554,31 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 		fail "the state of job $other was touched"
 }
 
+# What a job that has ended left on node2 (its lwk.state: a teardown
+# that could not finish, a slurmd started before the plugin was
+# configured) is swept by the next --lwk job, which runs.
+test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
+	need_private
+	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
+	local gone jid dir
+	gone=$(sbatch --parsable --wait -N1 -n1 -w node1 -o /dev/null --wrap true) || fail "sbatch failed"
+	dir=$LWK_STATE_DIR/node2/$gone
+	# As the plugin writes it: root's alone, with the job's lock.
+	(umask 077 && mkdir -p "$dir" && : >"$dir/lwk.lock" &&
+		printf 'job %s\nready\n' "$gone" >"$dir/lwk.state")
+	defer rm -rf "$dir"
+	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/gone.out" \
+		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] ||
+		fail "job $jid ended $job_state next to the leftover of gone job $gone: $(cat "$LWK_WORK/gone.out")"
+	assert_grep "the job ran" "$LWK_WORK/gone.out" "job $jid's output"
+	! test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on node2"
+	wait_teardown node2 "$jid"
+	all_nodes_usable
+}
+
 # ---- a placement the node cannot make fails the job, not the node -------
 # (issue 14, 3.1).  Before: the batch step's task_post_fork failed, and
 # Slurm answered the failed batch launch by draining the node.
