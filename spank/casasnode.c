@@ -706,6 +706,25 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		return 0;
 	}
 	if (strcmp(rec->status, "off")) {
+		/* Another job's --lwk partition owns the node's CPUs and
+		 * IRQs: no die split next to it (the node's --lwk check
+		 * sees this record only once it is written). */
+		uint32_t ids[256];
+		int n = lwk_state_jobs(r->state_root, r->node, ids, 256);
+
+		for (int i = 0; i < n; i++) {
+			char st[4200];
+
+			snprintf(st, sizeof(st), "%s/%s/%u/lwk.state", r->state_root, r->node, ids[i]);
+			if (ids[i] != rec->job && access(st, F_OK) == 0 && alive(ids[i])) {
+				snprintf(rec->status, sizeof(rec->status), "off");
+				snprintf(rec->why, sizeof(rec->why),
+					 "job %u has a --lwk partition on this node", ids[i]);
+				break;
+			}
+		}
+	}
+	if (strcmp(rec->status, "off")) {
 		/* Held on one die for its first probe window, by this
 		 * process (the step's slurmstepd, whose thread probes). */
 		snprintf(rec->status, sizeof(rec->status), "probing");

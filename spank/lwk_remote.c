@@ -176,8 +176,11 @@ int lwk_remote_post_opt(spank_t sp)
 	if (lwk_req.lwk_given)
 		lwk_remote_lwk_setup(sp, step);
 	if (lwk_req.remote_error[0]) {
+		/* A setup refused (another job on the node, the node's own
+		 * problem): the job fails, on_error is for refused option
+		 * values only; a drained node would not tell the user why. */
 		slurm_error("lwk: step %s: %s", step, lwk_req.remote_error);
-		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
+		return 0;
 	}
 	if (lwk_req.casas_given)
 		lwk_remote_casas_setup(sp, step);

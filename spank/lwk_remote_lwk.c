@@ -22,6 +22,7 @@
 
 #include <slurm/slurm.h>
 
+#include "joblive.h"
 #include "lwk_plugin.h"
 #include "lwkpart.h"
 #include "topology.h"
@@ -133,8 +134,8 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 	else if (whole_node_and_memory(t, &cpus, mem_mb, &o, err, sizeof(err)))
 		rc = -1;
 	else
-		rc = lwk_part_setup(&r, job, t, &cpus, &o, lwk_cfg.lwk_whole_dies, &part, err,
-				    sizeof(err));
+		rc = lwk_part_setup(&r, job, t, &cpus, &o, lwk_cfg.lwk_whole_dies, lwk_job_alive,
+				    &part, err, sizeof(err));
 	lwk_topology_free(t);
 	if (rc < 0) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.400s (on %.100s)", err, node);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "casasnode.h"
 #include "hugepages.h"
 #include "irqaff.h"
 #include "mckernel.h"
@@ -1139,9 +1140,42 @@ int lwk_part_load(const struct lwk_part_roots *r, uint32_t job, struct lwk_part 
 	return rc;
 }
 
+static const char *state_holds(const char *dir);
+
+/*
+ * Undo what jobs that are gone left on the node (a teardown that could
+ * not undo everything, a slurmd started before the plugin was
+ * configured): else every later --lwk job would be refused there while
+ * the node looks idle.  Outside the node lock, which the teardowns take;
+ * lwk_node_other_job judges again under it.
+ */
+static void sweep_gone(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		       char *log, size_t loglen)
+{
+	char path[4400], one[2048];
+	uint32_t *jobs = malloc(4096 * sizeof(*jobs));
+	int n = jobs ? lwk_state_jobs(r->state_root, r->node, jobs, 4096) : 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%" PRIu32, r->state_root, r->node, jobs[i]);
+		if (jobs[i] == job || !state_holds(path) || alive(jobs[i]))
+			continue;
+		state_file(r, jobs[i], "lwk.state", path, sizeof(path));
+		if (access(path, F_OK) == 0) {
+			lwk_part_teardown(r, jobs[i], one, sizeof(one));
+			lwk_log_append(log, loglen, "lwk: swept job %" PRIu32 ", gone: %s", jobs[i],
+				       one[0] ? one : "nothing to undo");
+		}
+		/* Its sampler, if one outlived it. */
+		lwk_syncmon_stop(r->state_root, r->node, jobs[i], 0, NULL, 0);
+	}
+	free(jobs);
+	lwk_casas_leave(r, 0, alive, one, sizeof(one));
+}
+
 int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
-		   struct lwk_part *p, char *err, size_t errlen)
+		   bool (*alive)(uint32_t), struct lwk_part *p, char *err, size_t errlen)
 {
 	char *state, log[2048] = "";
 	struct remains k = { NULL, STATE_MAX, 0 };
@@ -1161,6 +1195,7 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
+	sweep_gone(r, job, alive, log, sizeof(log));
 	nfd = lwk_node_lock(r->state_root);
 	k.text = malloc(STATE_MAX);
 	if (nfd < 0 || !k.text) {
@@ -1179,8 +1214,17 @@ int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lw
 		 * allocated (an oversubscribed partition gives every job all
 		 * the CPUs). */
 		char other[400];
+		int o_rc = lwk_node_other_job(r, job, alive, other, sizeof(other));
 
-		if (lwk_node_other_job(r, job, other, sizeof(other))) {
+		if (o_rc == 2) {
+			rc = ERR("lwk: --lwk: node problem on %s: %s; an administrator should look "
+				 "at it (slurm-lwk(8))%s%.900s", r->node, other, log[0] ? ": " : "",
+				 log);
+			if (!state[0])
+				remove_state(r, job);
+			goto out;
+		}
+		if (o_rc) {
 			rc = ERR("lwk: --lwk: %s is not this job's alone: %s; --lwk needs a node no "
 				 "other job uses (submit with --exclusive, outside a co-scheduling "
 				 "partition)", r->node, other);
@@ -1563,7 +1607,10 @@ static bool cgroup_busy(const char *dir, int depth)
 	FILE *f;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	/* A path that does not fit cannot be judged: busy, the safe side
+	 * (an idle node refused beats two partitions on one node). */
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return true;
 	f = fopen(path, "re");
 	if (f) {
 		busy = fgetc(f) != EOF;
@@ -1573,8 +1620,11 @@ static bool cgroup_busy(const char *dir, int depth)
 		return busy;
 	while (!busy && (e = readdir(d)))
 		if (e->d_name[0] != '.' && is_dir_at(dirfd(d), e)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			busy = cgroup_busy(path, depth - 1);
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >=
+			    sizeof(path))
+				busy = true;
+			else
+				busy = cgroup_busy(path, depth - 1);
 		}
 	closedir(d);
 	return busy;
@@ -1609,7 +1659,13 @@ static int other_job_cgroup_in(const char *dir, const char *ours, char *what, si
 	while (!found && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, ours) || !is_dir_at(dirfd(d), e))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path)) {
+			/* Cannot be judged: refused (2), never passed over. */
+			snprintf(what, len, "cannot judge whether another job runs there: the cgroup "
+				 "path %.200s/%.40s... is too long", dir, e->d_name);
+			found = 2;
+			break;
+		}
 		/* job_<n> Slurm's name; anything else is named as it is. */
 		if (job_cgroup(path, e->d_name) && cgroup_busy(path, 3)) {
 			snprintf(what, len, "job %.100s runs there (its cgroup %.200s)",
@@ -1635,7 +1691,7 @@ static int job_level(const struct lwk_part_roots *r, uint32_t job, const char *l
 	int w;
 
 	if (n >= sizeof(l))
-		return -1;
+		return -2; /* cannot judge: the caller refuses */
 	memcpy(l, line, n);
 	l[n] = '\0';
 	ctrls = strchr(l, ':');
@@ -1686,11 +1742,12 @@ static int job_level(const struct lwk_part_roots *r, uint32_t job, const char *l
 	return -1;
 }
 
+/* 0 none, 1 another job (what), 2 cannot judge (what says why). */
 static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
 {
-	char path[4200], text[8192], parent[4200], ours[256];
+	char path[4200], text[8192], parent[4200], ours[256], more;
 	size_t n = 0;
-	int fd;
+	int fd, rc;
 	ssize_t got;
 
 	snprintf(path, sizeof(path), "%s/self/cgroup", r->proc);
@@ -1699,17 +1756,27 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 		return 0;
 	while (n < sizeof(text) - 1 && (got = read(fd, text + n, sizeof(text) - 1 - n)) > 0)
 		n += (size_t)got;
+	got = n == sizeof(text) - 1 ? read(fd, &more, 1) : 0;
 	close(fd);
 	text[n] = '\0';
+	/* A hierarchy not read is one not looked at: refuse, never pass. */
+	if (got > 0)
+		return snprintf(what, len, "cannot judge whether another job runs there: "
+				"%s is longer than %zu bytes", path, sizeof(text) - 1), 2;
 	for (const char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
 		const char *base;
+		int jl;
 
 		nl = strchr(line, '\n');
-		if (job_level(r, job, line, nl ? (size_t)(nl - line) : strlen(line), parent,
-			      sizeof(parent), ours, sizeof(ours)))
+		jl = job_level(r, job, line, nl ? (size_t)(nl - line) : strlen(line), parent,
+			       sizeof(parent), ours, sizeof(ours));
+		if (jl == -2)
+			return snprintf(what, len, "cannot judge whether another job runs there: a "
+					"line of %s is too long", path), 2;
+		if (jl)
 			continue;
-		if (other_job_cgroup_in(parent, ours, what, len))
-			return 1;
+		if ((rc = other_job_cgroup_in(parent, ours, what, len)))
+			return rc;
 		/* v1 keeps each user's jobs under uid_<n>: the other users'
 		 * jobs are cousins. */
 		base = strrchr(parent, '/');
@@ -1726,9 +1793,9 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 				    !strcmp(e->d_name, mine))
 					continue;
 				snprintf(cousin, sizeof(cousin), "%s/%s", up, e->d_name);
-				if (other_job_cgroup_in(cousin, ours, what, len)) {
+				if ((rc = other_job_cgroup_in(cousin, ours, what, len))) {
 					closedir(d);
-					return 1;
+					return rc;
 				}
 			}
 			if (d)
@@ -1738,7 +1805,8 @@ static int other_job_cgroup(const struct lwk_part_roots *r, uint32_t job, char *
 	return 0;
 }
 
-int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len)
+int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		       char *what, size_t len)
 {
 	char dir[4200];
 	uint32_t *jobs = malloc(4096 * sizeof(*jobs));
@@ -1753,9 +1821,15 @@ int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what,
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s/%" PRIu32, r->state_root, r->node, jobs[i]);
 		if ((holds = state_holds(dir))) {
-			snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
+			int gone = !alive(jobs[i]);
+
+			if (gone)
+				snprintf(what, len, "job %" PRIu32 " is gone and left what could not "
+					 "be undone (%s/; lwk-sweep(8) tries again)", jobs[i], dir);
+			else
+				snprintf(what, len, "job %" PRIu32 " %s", jobs[i], holds);
 			free(jobs);
-			return 1;
+			return gone ? 2 : 1;
 		}
 	}
 	free(jobs);
@@ -1763,10 +1837,18 @@ int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what,
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d)))
 			if (numeric(e->d_name) && strtoul(e->d_name, NULL, 10) != job) {
-				snprintf(what, len, "job %.20s shares it by dies under --contention-aware",
-					 e->d_name);
+				uint32_t other = (uint32_t)strtoul(e->d_name, NULL, 10);
+				int gone = !alive(other);
+
+				if (gone)
+					snprintf(what, len, "job %.20s is gone and left its "
+						 "--contention-aware record %s/%.20s", e->d_name, dir,
+						 e->d_name);
+				else
+					snprintf(what, len, "job %.20s shares it by dies under "
+						 "--contention-aware", e->d_name);
 				closedir(d);
-				return 1;
+				return gone ? 2 : 1;
 			}
 		closedir(d);
 	}

@@ -77,11 +77,13 @@ enum lwk_part_role { LWK_ROLE_APP, LWK_ROLE_DELEGATION };
  * Set up the partition of `job` for the plan of job_cpus on topology t.
  * 1: set up now; 0: it already was (p read from the state); -1: error
  * in err, for the user, and nothing left behind.  Refused while another
- * job is on the node (lwk_node_other_job, under the node lock).
+ * job is on the node (lwk_node_other_job, under the node lock); what jobs
+ * alive() (lwk_job_alive in production) says are gone left is swept
+ * first.
  */
 int lwk_part_setup(const struct lwk_part_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
-		   struct lwk_part *p, char *err, size_t errlen);
+		   bool (*alive)(uint32_t), struct lwk_part *p, char *err, size_t errlen);
 
 /* A finished setup of job on this node: 1 (p filled), 0 none, -1 error.
  * Later steps use it before anything else: with McKernel the App CPUs
@@ -118,10 +120,13 @@ int lwk_part_placeable(const struct lwk_part_roots *r, uint32_t job, const char 
  * directories) that is a job's and has processes.  The job's own cgroup
  * is the one the caller (the step's slurmstepd) is in, read from
  * <proc>/self/cgroup, whatever Slurm named it.  0: none; 1: `what`
- * names the other job ("job 12 has a --lwk partition there").  Call it
- * under the node lock.
+ * names the other job ("job 12 has a --lwk partition there"); 2: a trace
+ * of a job alive() says is gone (what the setup's sweep of gone jobs
+ * could not undo: a node problem, said in `what`).  Call it under the
+ * node lock.
  */
-int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, char *what, size_t len);
+int lwk_node_other_job(const struct lwk_part_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		       char *what, size_t len);
 
 /*
  * Undo everything the state of `job` records: kill what is left in the

@@ -147,19 +147,20 @@ test_an_impossible_request_fails_the_job_not_the_node() {
 	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "state of job $jid left on node1"
 }
 
-# job_submit.lua gives --lwk jobs whole nodes; a job that went around it
-# (a client without the plugin) with part of a node is refused there.
+# job_submit.lua gives --lwk jobs whole nodes; a step that went around
+# it (srun --lwk inside an allocation of one CPU, which the policy never
+# sees) is refused on the node.
 test_a_job_without_the_whole_node_is_refused() {
 	need_private
-	client_without_plugin
 	local jid
-	jid=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=os=1 \
-		sbatch --parsable -N1 -n1 -w node2 -o "$LWK_WORK/part.out" --wrap 'echo the job ran') ||
-		fail "sbatch failed"
+	jid=$(sbatch --parsable -N1 -n1 -w node2 -o "$LWK_WORK/part.out" \
+		--wrap 'srun --lwk=os=1 echo the job ran') || fail "sbatch failed"
+	defer scancel "$jid"
 	wait_job "$jid"
-	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED"
-	assert_grep "^lwk: --lwk needs whole nodes: the job has CPUs [0-9,-]+ of [0-9,-]+ here; submit with --exclusive" \
+	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED: $(cat "$LWK_WORK/part.out")"
+	assert_grep "lwk: --lwk needs whole nodes: the job has CPUs [0-9,-]+ of [0-9,-]+ here; submit with --exclusive" \
 		"$LWK_WORK/part.out" "the job's output"
+	assert_no_grep "the job ran" "$LWK_WORK/part.out" "the job's output"
 	! on_node node2 test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "state of job $jid left on node2"
 	all_nodes_usable
 }
@@ -515,24 +516,75 @@ test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
 	[ "$(node_snapshot node1)" = "$before" ] || fail "IRQ affinity or hugepages on node1 changed"
 }
 
-# The batch step of a second --lwk job (its option passed by a client
-# without the plugin) on a node already partitioned: a refused batch
-# step fails the job, not the node.
+# The batch step of an ordinary sbatch --lwk on a node where another
+# job, alive, holds a --lwk partition (its state planted by the test,
+# owned by root as the plugin's is): the job fails with the reason, the
+# node is not drained even with on_error=drain_node (that is for refused
+# option values only), nothing is left behind and the other job's state
+# is untouched.
 test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() {
-	need_cosched_partition
-	client_without_plugin
-	local j1 j2 before
-	j1=$(cosched_job "$LWK_WORK/bs1.out" 'srun --lwk=os=1 sleep 3104')
-	wait_step0 "$j1"
-	before=$(held_by "$j1" 3104)
-	j2=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=os=1 \
-		sbatch --parsable -p cosched -w node1 -n "$(node_cores node1)" --no-requeue \
-		-o "$LWK_WORK/bs2.out" --wrap 'echo the job ran' 2>"$LWK_WORK/bs2.err") ||
-		skip "the controller refused the second job at submission ($(cat "$LWK_WORK/bs2.err")): the node-side batch path is not reached"
-	defer scancel "$j2"
-	assert_refused_next_to "$j2" "$j1" "has a --lwk partition there" "$LWK_WORK/bs2.out"
-	assert_no_grep "the job ran" "$LWK_WORK/bs2.out" "job $j2's output"
-	[ "$(held_by "$j1" 3104)" = "$before" ] || fail "job $j1's partition, IRQs or cpusets changed"
+	need_private
+	[ -z "${LWK_GUEST_SHARE:-}" ] ||
+		skip "the live job holding node2 runs on node1: its slurmstepd is seen from node2 only where the nodes share one host (the dev cluster)"
+	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
+	local other jid conf=$LWK_DEV_DIR/plugstack.conf dir i
+	other=$(sbatch --parsable -N1 -n1 -w node1 -o /dev/null --wrap 'sleep 300') || fail "sbatch failed"
+	defer scancel "$other"
+	for ((i = 0; i < 80; i++)); do
+		pgrep -f "^slurmstepd: \[$other\.batch\]" >/dev/null && break
+		sleep 0.25
+	done
+	pgrep -f "^slurmstepd: \[$other\.batch\]" >/dev/null || fail "job $other did not start"
+	dir=$LWK_STATE_DIR/node2/$other
+	mkdir -p "$dir"
+	defer rm -rf "$dir"
+	printf 'job %s\nready\n' "$other" >"$dir/lwk.state"
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	defer scontrol update nodename=node2 state=resume
+	sed -i '1s|$| on_error=drain_node|' "$conf"
+	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/bs2.out" \
+		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	[ "$job_state" = FAILED ] ||
+		fail "job $jid ended $job_state next to job $other on node2: $(cat "$LWK_WORK/bs2.out") $(sinfo -h -N -n node2 -o '%N %t %E')"
+	assert_grep "lwk: --lwk: node2 is not this job's alone: job $other has a --lwk partition there" \
+		"$LWK_WORK/bs2.out" "job $jid's output"
+	assert_no_grep "the job ran" "$LWK_WORK/bs2.out" "job $jid's output"
+	# node2 only: node1 runs job $other (mix, or "mix-" when backfill
+	# plans it for a queued job).
+	! sinfo -h -N -n node2 -o %t | grep -qvE '^(idle|mix|alloc|comp|plnd) *$' ||
+		fail "node2 is $(sinfo -h -N -n node2 -o '%t %E')"
+	! test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "job $jid left a partition on node2"
+	[ "$(cat "$dir/lwk.state")" = "$(printf 'job %s\nready' "$other")" ] ||
+		fail "the state of job $other was touched"
+}
+
+# What a job that has ended left on node2 (its lwk.state: a teardown
+# that could not finish, a slurmd started before the plugin was
+# configured) is swept by the next --lwk job, which runs.
+test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
+	need_private
+	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
+	local gone jid dir
+	gone=$(sbatch --parsable --wait -N1 -n1 -w node1 -o /dev/null --wrap true) || fail "sbatch failed"
+	dir=$LWK_STATE_DIR/node2/$gone
+	# As the plugin writes it: root's alone, with the job's lock.
+	(umask 077 && mkdir -p "$dir" && : >"$dir/lwk.lock" &&
+		printf 'job %s\nready\n' "$gone" >"$dir/lwk.state")
+	defer rm -rf "$dir"
+	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/gone.out" \
+		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] ||
+		fail "job $jid ended $job_state next to the leftover of gone job $gone: $(cat "$LWK_WORK/gone.out")"
+	assert_grep "the job ran" "$LWK_WORK/gone.out" "job $jid's output"
+	! test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on node2"
+	wait_teardown node2 "$jid"
+	all_nodes_usable
 }
 
 # ---- a placement the node cannot make fails the job, not the node -------

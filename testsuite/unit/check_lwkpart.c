@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "casasnode.h"
 #include "check_lwk.h"
 #include "lwkpart.h"
 #include "mckernel.h"
@@ -97,12 +98,18 @@ static long hugepages(int node)
 	return atol(tree_get(p));
 }
 
+static bool all_alive(uint32_t job)
+{
+	(void)job;
+	return true;
+}
+
 static int setup(const char *arg, struct lwk_part *p)
 {
 	struct lwk_topology *t = fixture_load("guest8");
 	struct lwk_opts o = opts_of(arg);
 	struct lwk_cpuset all = cpus_of("0-7");
-	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, p, err, sizeof(err));
+	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, p, err, sizeof(err));
 
 	lwk_topology_free(t);
 	return rc;
@@ -338,11 +345,11 @@ START_TEST(the_sweep_tears_down_only_jobs_that_are_gone)
 	struct lwk_cpuset all = cpus_of("0-7");
 
 	node_tree();
-	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, &p, err, sizeof(err)), 1);
 	/* Two partitions on one node, which setup now refuses (what an
 	 * older plugin left): job 42's state out of sight for job 43's. */
 	ck_assert_int_eq(rename(tree_path("state/n1/42"), tree_path("state/n1/hidden")), 0);
-	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, all_alive, &p, err, sizeof(err)), 1);
 	ck_assert_int_eq(rename(tree_path("state/n1/hidden"), tree_path("state/n1/42")), 0);
 	lwk_topology_free(t);
 	ck_assert_int_eq(lwk_part_sweep(&roots, only_43_alive, log, sizeof(log)), 1);
@@ -492,7 +499,7 @@ static void refused_by(const char *rel, const char *content, const char *expect)
 
 	node_tree();
 	put(rel, content);
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_str_eq(what, expect);
 	ck_assert_int_eq(setup("os=2", &p), -1);
 	ck_assert_msg(strstr(err, "lwk: --lwk: n1 is not this job's alone: ") && strstr(err, expect),
@@ -526,10 +533,10 @@ START_TEST(only_traces_of_other_jobs_count)
 	put("state/n1/casas/10.new", "");
 	put("state/n1/casas/42", "job 42\n");
 	put("state/n1/42/syncmon.pid", "1\n");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 0);
 	ck_assert_int_eq(setup("os=2", &p), 1);
 	/* The second job: refused while the first has its partition. */
-	ck_assert_int_eq(lwk_node_other_job(&roots, 43, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 43, all_alive, what, sizeof(what)), 1);
 	ck_assert_str_eq(what, "job 42 has a --lwk partition there");
 	tree_remove();
 }
@@ -550,10 +557,10 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 	put("cg/s.slice/n1.scope/system/cgroup.procs", "99\n");
 	tree_mkdir("cg/s.slice/n1.scope/job_41/step_0/user/task_0");
 	put("cg/s.slice/n1.scope/job_41/step_0/user/task_0/cgroup.procs", "");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 0);
 	/* A task of job 43 in a leaf three levels down. */
 	put("cg/s.slice/n1.scope/job_43/step_batch/user/task_0/cgroup.procs", "4343\n");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job 43 runs there (its cgroup ", 30) &&
 			      strstr(what, "/cg/s.slice/n1.scope/job_43)"),
 		      "%s", what);
@@ -567,7 +574,7 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 	put("proc/self/cgroup", "0::/s.slice/n1.scope/sXYZ42/step_0/slurm\n");
 	put("cg/s.slice/n1.scope/sXYZ42/step_0/slurm/cgroup.procs", "100\n");
 	put("cg/s.slice/n1.scope/sABC43/step_extern/cgroup.procs", "77\n");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
 	tree_remove();
 
@@ -580,9 +587,9 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 				     "1:name=systemd:/system.slice/slurmd.service\n");
 	put("cg/freezer/slurm_n1/uid_0/job_42/step_batch/cgroup.procs", "100\n");
 	put("cg/freezer/slurm_n1/uid_0/job_40/cgroup.procs", "");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 0);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 0);
 	put("cg/freezer/slurm_n1/uid_1000/job_44/step_0/cgroup.procs", "4444\n");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(strstr(what, "job 44 runs there (its cgroup ") &&
 			      strstr(what, "/cg/freezer/slurm_n1/uid_1000/job_44)"),
 		      "%s", what);
@@ -593,7 +600,7 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 	put("proc/self/cgroup", "0::/slurmstepd.scope/job_42/step_0/slurm\n");
 	put("cg/unified/slurmstepd.scope/job_42/step_0/slurm/cgroup.procs", "100\n");
 	put("cg/unified/slurmstepd.scope/job_45/step_0/user/cgroup.procs", "45\n");
-	ck_assert_int_eq(lwk_node_other_job(&roots, 42, what, sizeof(what)), 1);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job 45 runs there", 17), "%s", what);
 	tree_remove();
 }
@@ -640,6 +647,137 @@ START_TEST(placement_is_judged_before_the_tasks)
 	roots.cgroup_root = tree_root;
 	ck_assert_int_eq(lwk_part_placeable(&roots, 42, NULL, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under "));
+	tree_remove();
+}
+END_TEST
+
+/* ---- traces of jobs that are gone (issue 14, review of ce83b42, 1) ----- */
+
+static bool only_42_alive(uint32_t job)
+{
+	return job == 42;
+}
+
+START_TEST(what_a_gone_job_left_is_swept_not_a_refusal)
+{
+	struct lwk_part p;
+	struct lwk_topology *t = fixture_load("guest8");
+	struct lwk_opts o = opts_of("os=4");
+	struct lwk_cpuset all = cpus_of("0-7");
+
+	node_tree();
+	/* Job 7's partition, a real one (IRQ 1 moved to its OS CPUs). */
+	ck_assert_int_eq(lwk_part_setup(&roots, 7, t, &all, &o, false, all_alive, &p, err,
+					sizeof(err)), 1);
+	/* Job 7 alive: job 42 refused, nothing of job 7 touched. */
+	ck_assert_int_eq(setup("os=2", &p), -1);
+	ck_assert_msg(strstr(err, "job 7 has a --lwk partition there"), "%s", err);
+	ck_assert_ptr_nonnull(tree_get("state/n1/7/lwk.state"));
+	/* Job 7 gone (its teardown never ran): swept, and job 42 gets the
+	 * node. */
+	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, &p, err,
+					sizeof(err)), 1);
+	ck_assert_ptr_null(tree_get("state/n1/7/lwk.state"));
+	ck_assert_ptr_nonnull(tree_get("state/n1/42/lwk.state"));
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, err, sizeof(err)), 1);
+	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-7");
+	lwk_topology_free(t);
+	tree_remove();
+}
+END_TEST
+
+START_TEST(what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem)
+{
+	struct lwk_part p;
+	char what[400];
+
+	node_tree();
+	/* Something of gone job 9 no sweep knows how to remove. */
+	put("state/n1/9/other", "");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, only_42_alive, what, sizeof(what)), 2);
+	ck_assert_msg(strstr(what, "job 9 is gone and left what could not be undone"), "%s", what);
+	{
+		struct lwk_topology *t = fixture_load("guest8");
+		struct lwk_opts o = opts_of("os=2");
+		struct lwk_cpuset all = cpus_of("0-7");
+
+		ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, &p,
+						err, sizeof(err)), -1);
+		lwk_topology_free(t);
+	}
+	ck_assert_msg(strstr(err, "lwk: --lwk: node problem on n1: job 9 is gone") &&
+			      !strstr(err, "not this job's alone"),
+		      "%s", err);
+	ck_assert_ptr_null(tree_get("state/n1/42/lwk.state"));
+	tree_remove();
+}
+END_TEST
+
+/* ---- what cannot be read whole is not passed over (review, 6) --------- */
+
+START_TEST(a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem)
+{
+	static char text[12000];
+	char what[400];
+	struct lwk_part p;
+	size_t n;
+
+	node_tree();
+	/* A hierarchy line longer than the parser takes, before job 42's. */
+	n = (size_t)snprintf(text, sizeof(text), "5:cpuset:/");
+	memset(text + n, 'x', 5000);
+	n += 5000;
+	snprintf(text + n, sizeof(text) - n, "\n0::/s.slice/n1.scope/job_42/step_0/slurm\n");
+	put("proc/self/cgroup", text);
+	put("cg/s.slice/n1.scope/job_42/step_0/slurm/cgroup.procs", "100\n");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 2);
+	ck_assert_msg(strstr(what, "cannot judge whether another job runs there: a line of "), "%s",
+		      what);
+	ck_assert_int_eq(setup("os=2", &p), -1);
+	ck_assert_msg(strstr(err, "lwk: --lwk: node problem on n1: cannot judge"), "%s", err);
+	/* More than the reader takes at all. */
+	memset(text, '\n', 10000);
+	text[10000] = '\0';
+	put("proc/self/cgroup", text);
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 2);
+	ck_assert_msg(strstr(what, "is longer than 8191 bytes"), "%s", what);
+	tree_remove();
+}
+END_TEST
+
+/* ---- a --contention-aware job arriving next to a --lwk one (review, 4) -- */
+
+static struct lwk_casas_record casas_arriving(uint32_t job)
+{
+	struct lwk_casas_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.job = job;
+	snprintf(rec.status, sizeof(rec.status), "probing");
+	snprintf(rec.cgroup, sizeof(rec.cgroup), "/s.slice/n1.scope/job_%u", job);
+	rec.allowed_cpus = cpus_of("0-7");
+	rec.allowed_mems = cpus_of("0-1");
+	return rec;
+}
+
+START_TEST(casas_is_off_next_to_a_live_lwk_partition)
+{
+	struct lwk_casas_record rec = casas_arriving(42);
+	char log[4096];
+
+	node_tree();
+	put("state/n1/7/lwk.state", "job 7\nready\n");
+	ck_assert_int_eq(lwk_casas_join(&roots, &rec, all_alive, log, sizeof(log), err, sizeof(err)),
+			 1);
+	ck_assert_str_eq(rec.status, "off");
+	ck_assert_str_eq(rec.why, "job 7 has a --lwk partition on this node");
+	tree_remove();
+	/* Job 7 gone: its leftover is the sweep's business, not a refusal. */
+	node_tree();
+	put("state/n1/7/lwk.state", "job 7\nready\n");
+	rec = casas_arriving(42);
+	lwk_casas_join(&roots, &rec, only_42_alive, log, sizeof(log), err, sizeof(err));
+	ck_assert_msg(!strstr(rec.why, "--lwk partition"), "%s: %s", rec.status, rec.why);
 	tree_remove();
 }
 END_TEST
@@ -1007,6 +1145,10 @@ Suite *lwkpart_suite(void)
 	tcase_add_test(tc, only_traces_of_other_jobs_count);
 	tcase_add_test(tc, a_busy_job_cgroup_next_to_ours_refuses_the_partition);
 	tcase_add_test(tc, placement_is_judged_before_the_tasks);
+	tcase_add_test(tc, what_a_gone_job_left_is_swept_not_a_refusal);
+	tcase_add_test(tc, what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem);
+	tcase_add_test(tc, a_cgroup_file_too_long_to_judge_refuses_as_a_node_problem);
+	tcase_add_test(tc, casas_is_off_next_to_a_live_lwk_partition);
 	lwkmem_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
