@@ -682,11 +682,28 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 {
 	struct lwk_casas_record have;
 	struct gone_jobs gone;
+	uint32_t lwk_owner = 0;
 	int nfd, rc;
 
 	if (make_dirs(r, err, errlen))
 		return -1;
 	find_gone(r, alive, &gone);
+	{
+		/* Another live job's --lwk partition owns the node's CPUs
+		 * and IRQs: no die split next to it.  Asked before the node
+		 * lock, as liveness may ask slurmctld; one set up meanwhile
+		 * sees this job's record under the lock and refuses. */
+		uint32_t ids[256];
+		int n = lwk_state_jobs(r->state_root, r->node, ids, 256);
+
+		for (int i = 0; i < n && !lwk_owner; i++) {
+			char st[4200];
+
+			snprintf(st, sizeof(st), "%s/%s/%u/lwk.state", r->state_root, r->node, ids[i]);
+			if (ids[i] != rec->job && access(st, F_OK) == 0 && alive(ids[i]))
+				lwk_owner = ids[i];
+		}
+	}
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
@@ -705,24 +722,10 @@ int lwk_casas_join(const struct lwk_part_roots *r, struct lwk_casas_record *rec,
 		close(nfd);
 		return 0;
 	}
-	if (strcmp(rec->status, "off")) {
-		/* Another job's --lwk partition owns the node's CPUs and
-		 * IRQs: no die split next to it (the node's --lwk check
-		 * sees this record only once it is written). */
-		uint32_t ids[256];
-		int n = lwk_state_jobs(r->state_root, r->node, ids, 256);
-
-		for (int i = 0; i < n; i++) {
-			char st[4200];
-
-			snprintf(st, sizeof(st), "%s/%s/%u/lwk.state", r->state_root, r->node, ids[i]);
-			if (ids[i] != rec->job && access(st, F_OK) == 0 && alive(ids[i])) {
-				snprintf(rec->status, sizeof(rec->status), "off");
-				snprintf(rec->why, sizeof(rec->why),
-					 "job %u has a --lwk partition on this node", ids[i]);
-				break;
-			}
-		}
+	if (strcmp(rec->status, "off") && lwk_owner) {
+		snprintf(rec->status, sizeof(rec->status), "off");
+		snprintf(rec->why, sizeof(rec->why), "job %u has a --lwk partition on this node",
+			 lwk_owner);
 	}
 	if (strcmp(rec->status, "off")) {
 		/* Held on one die for its first probe window, by this
