@@ -413,17 +413,27 @@ static int clear_tree(const struct lwk_part_roots *r, const char *hier, const ch
 		      const char *path)
 {
 	char dir[1200];
-	int killed = 0, n;
+	int killed = 0;
 
 	snprintf(dir, sizeof(dir), "%s%s", hier, path);
-	for (int round = 0; round < 200 && (n = kill_tree(r, hier, controller, path)) > 0; round++) {
+	/* Until the tree is gone (~2 s at most): a killed process stays
+	 * listed in the cgroup while it exits, and rmdir fails with EBUSY
+	 * until it is reaped, though no process is left to signal. */
+	for (int round = 0; round < 200; round++) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
+		int n = kill_tree(r, hier, controller, path);
 
-		if (round == 0)
+		if (n > 0 && !killed)
 			killed = n;
+		if (n <= 0) {
+			if (rmdir_tree(dir, 0) == 0)
+				return killed;
+			if (errno != EBUSY)
+				return -1;
+		}
 		nanosleep(&t, NULL);
 	}
-	return rmdir_tree(dir, 0) ? -1 : killed;
+	return -1;
 }
 
 /* The own cgroups the state records, removed deepest first. */

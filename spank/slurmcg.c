@@ -59,14 +59,21 @@ static int clear(const char *cgroup_root, const char *dir)
 		path = slash;
 	}
 	snprintf(hier, sizeof(hier), "%.*s", (int)(path - dir), dir);
-	for (int round = 0; round < 200 && (n = lwk_cgroup_kill_tree(hier, ctrl[0] ? ctrl : NULL, path,
-								   "/proc")) > 0;
-	     round++) {
+	/* A killed process stays listed while it exits: rmdir is EBUSY
+	 * until it is reaped, so try again for ~2 s. */
+	for (int round = 0; round < 200; round++) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 
+		n = lwk_cgroup_kill_tree(hier, ctrl[0] ? ctrl : NULL, path, "/proc");
+		if (n <= 0) {
+			if (remove_tree(dir, 0) == 0)
+				return 0;
+			if (errno != EBUSY)
+				return -1;
+		}
 		nanosleep(&t, NULL);
 	}
-	return remove_tree(dir, 0);
+	return -1;
 }
 
 int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, char *log, size_t loglen)

@@ -571,10 +571,11 @@ test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
 	local gone jid dir
 	gone=$(sbatch --parsable --wait -N1 -n1 -w node1 -o /dev/null --wrap true) || fail "sbatch failed"
 	dir=$LWK_STATE_DIR/node2/$gone
-	# As the plugin writes it: root's alone, with the job's lock.
-	(umask 077 && mkdir -p "$dir" && : >"$dir/lwk.lock" &&
-		printf 'job %s\nready\n' "$gone" >"$dir/lwk.state")
-	defer rm -rf "$dir"
+	# As the plugin writes it: root's alone, with the job's lock; on
+	# node2 itself (each guest has its own state directory).
+	on_node node2 bash -c "umask 077 && mkdir -p $dir && : >$dir/lwk.lock &&
+		printf 'job %s\nready\n' $gone >$dir/lwk.state" || fail "cannot plant $dir on node2"
+	defer on_node node2 rm -rf "$dir"
 	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/gone.out" \
 		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
 	defer scancel "$jid"
@@ -582,7 +583,7 @@ test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
 	[ "$job_state" = COMPLETED ] ||
 		fail "job $jid ended $job_state next to the leftover of gone job $gone: $(cat "$LWK_WORK/gone.out")"
 	assert_grep "the job ran" "$LWK_WORK/gone.out" "job $jid's output"
-	! test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on node2"
+	! on_node node2 test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on node2"
 	wait_teardown node2 "$jid"
 	all_nodes_usable
 }
