@@ -5,12 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
@@ -200,6 +202,20 @@ int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen)
 	return cg->version == LWK_CGROUP_V2 ? enable_in_parent(cg, err, errlen) : 0;
 }
 
+/* Has the cgroup at dir cgroups below it? */
+static bool has_children(const char *dir)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	while (d && !found && (e = readdir(d)))
+		found = e->d_type == DT_DIR && e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen)
 {
 	char dir[1100];
@@ -209,8 +225,20 @@ int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen)
 	if (!cg->path[0])
 		return ERR("lwk: will not remove the root cgroup");
 	for (size_t i = 0; i < n; i++) {
+		int r;
+
 		dir_of(cg, v1_controllers[i], dir, sizeof(dir));
-		if (rmdir(dir) && errno != ENOENT && rc == 0)
+		/* A task that was just killed can keep a v1 hierarchy's
+		 * cgroup busy (EBUSY) for a moment after it left another's:
+		 * wait for it, ~2 s at most; never for a cgroup that is busy
+		 * because it has cgroups below it. */
+		for (int round = 0; (r = rmdir(dir)) && errno == EBUSY && round < 200 && !has_children(dir);
+		     round++) {
+			struct timespec t = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&t, NULL);
+		}
+		if (r && errno != ENOENT && rc == 0)
 			rc = ERR("lwk: cannot remove cgroup %s: %s", dir, strerror(errno));
 	}
 	return rc;
