@@ -834,7 +834,7 @@ static void mem_state(uint32_t job, const char *text)
 START_TEST(the_teardown_kills_no_pid_outside_the_cgroup)
 {
 	pid_t stranger = mem_sleeper(), left = mem_sleeper(), jobs = mem_sleeper();
-	char text[128], p[128], log[4096];
+	char text[128], log[4096];
 
 	node_tree();
 	tree_mkdir("cg/slurm-lwk/n1/job_42/app");
@@ -843,18 +843,9 @@ START_TEST(the_teardown_kills_no_pid_outside_the_cgroup)
 	tree_put("cg/slurm-lwk/n1/job_42/app/cgroup.procs", text);
 	snprintf(text, sizeof(text), "%d\n", (int)jobs);
 	tree_put("cg/s.slice/n1.scope/job_42/step_0/user/task_0/cgroup.procs", text);
-	snprintf(p, sizeof(p), "proc/%d", (int)stranger);
-	tree_mkdir(p);
-	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)stranger);
-	tree_put(p, "0::/user.slice/user-1000.slice/session-3.scope\n");
-	snprintf(p, sizeof(p), "proc/%d", (int)left);
-	tree_mkdir(p);
-	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)left);
-	tree_put(p, "0::/slurm-lwk/n1/job_42/app\n");
-	snprintf(p, sizeof(p), "proc/%d", (int)jobs);
-	tree_mkdir(p);
-	snprintf(p, sizeof(p), "proc/%d/cgroup", (int)jobs);
-	tree_put(p, "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n");
+	tree_proc_cgroup(stranger, "0::/user.slice/user-1000.slice/session-3.scope\n");
+	tree_proc_cgroup(left, "0::/slurm-lwk/n1/job_42/app\n");
+	tree_proc_cgroup(jobs, "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n");
 	mem_state(42, "job 42\nbackend linux\npage_kb 2048\ncgroup /slurm-lwk/n1/job_42\n"
 		      "cgroup /slurm-lwk/n1/job_42/app\njobcg /s.slice/n1.scope/job_42\n");
 	/* A tree of files cannot be removed: the teardown says so (-1);

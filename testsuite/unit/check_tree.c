@@ -101,3 +101,13 @@ struct lwk_cpuset cpus_of(const char *list)
 	ck_assert_int_eq(lwk_cpulist_parse(list, LWK_MAX_CPUS, &s), 0);
 	return s;
 }
+
+void tree_proc_cgroup(int pid, const char *text)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "proc/%d", pid);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "proc/%d/cgroup", pid);
+	tree_put(p, text);
+}
