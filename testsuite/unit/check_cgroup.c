@@ -267,19 +267,7 @@ START_TEST(numa_stat_of_both_versions)
 }
 END_TEST
 
-/* A child that sleeps until killed, and whether it was killed. */
-static pid_t sleeper(void)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
+/* Whether a sleeper (check_tree.c) was killed. */
 static bool was_killed(pid_t pid)
 {
 	int status = 0;
@@ -297,7 +285,7 @@ static bool was_killed(pid_t pid)
  * elsewhere) is never signalled; one that is, in the tree, is. */
 START_TEST(kill_tree_signals_only_processes_still_in_the_cgroup)
 {
-	pid_t other = sleeper(), mine = sleeper(), below = sleeper();
+	pid_t other = tree_sleeper(), mine = tree_sleeper(), below = tree_sleeper();
 	char p[300], text[300];
 
 	tree_make("kill");
@@ -325,7 +313,7 @@ END_TEST
  * only starts like the cgroup's (app2) is another cgroup. */
 START_TEST(kill_tree_v1_reads_the_controllers_line)
 {
-	pid_t a = sleeper(), b = sleeper(), c = sleeper();
+	pid_t a = tree_sleeper(), b = tree_sleeper(), c = tree_sleeper();
 	char p[300], text[64], proc[300];
 
 	tree_make("kill1");

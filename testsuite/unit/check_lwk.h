@@ -36,6 +36,8 @@ void tree_mkdir(const char *rel);      /* with its parents */
 void tree_remove(void);
 /* <tree>/proc/<pid>/cgroup, as the kernel would show pid's cgroups. */
 void tree_proc_cgroup(int pid, const char *text);
+/* A child process that sleeps until killed. */
+int tree_sleeper(void);
 /* An --lwk option value parsed (the test fails on a refusal), a cpulist. */
 struct lwk_opts opts_of(const char *arg);
 struct lwk_cpuset cpus_of(const char *list);

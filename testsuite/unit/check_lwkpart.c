@@ -784,22 +784,9 @@ END_TEST
 
 /* ---- lwkmem (issue 14, 3.6 and 3.7): the teardown's kill, mem= ---- */
 
-/* A child that sleeps until killed.  Around the teardown, children are
- * reaped by the kernel as they die (SIGCHLD ignored): the teardown waits
- * for a killed process to leave, and a zombie would look like one still
- * there.  (Not longer: the tree helpers wait for their commands.) */
-static pid_t mem_sleeper(void)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
+/* Around the teardown, children are reaped by the kernel as they die
+ * (SIGCHLD ignored): the teardown waits for a killed process to leave,
+ * and a zombie would look like one still there. */
 /* Gone (killed), or still alive (then killed). */
 static bool mem_was_killed(pid_t pid)
 {
@@ -833,7 +820,7 @@ static void mem_state(uint32_t job, const char *text)
  * teardown does not kill it; one still in the cgroup it does. */
 START_TEST(the_teardown_kills_no_pid_outside_the_cgroup)
 {
-	pid_t stranger = mem_sleeper(), left = mem_sleeper(), jobs = mem_sleeper();
+	pid_t stranger = tree_sleeper(), left = tree_sleeper(), jobs = tree_sleeper();
 	char text[128], log[4096];
 
 	node_tree();
@@ -903,7 +890,7 @@ static void real_teardown(const char *root, bool v1)
 		ck_assert_int_eq(mkdir(dir, 0755), 0);
 		ck_assert_int_eq(lwk_cgroup_init(&cg, root, path, err, sizeof(err)), 0);
 	}
-	pid = mem_sleeper();
+	pid = tree_sleeper();
 	ck_assert_msg(lwk_cgroup_attach(&cg, pid, err, sizeof(err)) == 0, "%s", err);
 	snprintf(text, sizeof(text),
 		 "job 42\nbackend linux\npage_kb 2048\ncgroup /slurm-lwk/%s/job_42\ncgroup %s\n", node,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_lwk.h"
 #include "topology.h"
@@ -110,4 +111,16 @@ void tree_proc_cgroup(int pid, const char *text)
 	tree_mkdir(p);
 	snprintf(p, sizeof(p), "proc/%d/cgroup", pid);
 	tree_put(p, text);
+}
+
+int tree_sleeper(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
 }
