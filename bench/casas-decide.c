@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "casas.h"
+#include "casas/arbiter.h"
 
 #define VARIANTS 8
 

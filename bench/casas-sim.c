@@ -84,7 +84,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "casas.h"
+#include "casas/arbiter.h"
 
 #define CORES 48
 #define DIES 8

@@ -13,9 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lwkpart.h"
-#include "options.h"
-#include "topology.h"
+#include "lwk/part.h"
+#include "sweep/gone.h"
+#include "common/options.h"
+#include "common/topology.h"
 
 /* Any other job's state found is kept: the bench sweeps nothing. */
 static bool any_alive(uint32_t job)
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 	static const char *const cases[] = { "os=1", "os=1,mem=64M" };
 	char err[1024], log[8192], dir[] = "/tmp/lwk-bench-state.XXXXXX";
 	struct lwk_topology *t = lwk_topology_read("/sys", err, sizeof(err));
-	struct lwk_part_roots r = { "/sys", "/proc", "/sys/fs/cgroup", NULL, "bench", "/nonexistent",
+	struct lwk_node_roots r = { "/sys", "/proc", "/sys/fs/cgroup", NULL, "bench", "/nonexistent",
 				    0, 0 };
 	struct lwk_cpuset all;
 	double *set = calloc((size_t)rounds, sizeof(double)), *down = calloc((size_t)rounds, sizeof(double));
@@ -76,7 +77,7 @@ int main(int argc, char **argv)
 			double t0 = now_us(), t1, t2;
 
 			if (lwk_part_setup(&r, 4000000000u + (uint32_t)i, t, &all, &o, false,
-					   any_alive, &p, err, sizeof(err)) != 1) {
+					   any_alive, lwk_sweep_gone, &p, err, sizeof(err)) != 1) {
 				fprintf(stderr, "lwk-setup: %s\n", err);
 				return 1;
 			}

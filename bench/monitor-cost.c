@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procstat.h"
-#include "taskstats.h"
+#include "node/procstat.h"
+#include "node/taskstats.h"
 
 enum { NAIVE, PREAD, TASKSTATS, SKIP, METHODS };
 static const char *const names[METHODS] = { "naive", "pread", "taskstats", "skip" };

@@ -7,8 +7,9 @@
  *   slurmstepd (remote)                          -> lwk_remote.c
  *   job epilog on each node (job script)         -> lwk_jobscript.c
  *
- * Everything that decides lives in modules that know nothing of SPANK
- * (options.c, config.c, topology.c).  Only a negative return is a
+ * The state these files share is in lwk_state.c.  Everything that
+ * decides lives in the parts below (common/, node/, lwk/, syncmon/,
+ * casas/, sweep/), which know nothing of SPANK.  Only a negative return is a
  * failure for Slurm.
  */
 #include <stdio.h>
@@ -19,13 +20,9 @@
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
-#include "lwkpart.h"
-#include "syncmon_ctl.h"
+#include "syncmon/control.h"
 
 SPANK_PLUGIN(lwk, 1);
-
-struct lwk_config lwk_cfg;
-struct lwk_job_request lwk_req;
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
@@ -115,31 +112,4 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		return 0; /* a failing epilog drains the node */
 	}
 	return lwk_jobscript_epilog(sp);
-}
-
-void lwk_node_name(char *buf, size_t len)
-{
-	/* slurmd -N <name> (several slurmd on one host) sets this for its
-	 * slurmstepd and epilog; otherwise the node is the host. */
-	const char *env = getenv("SLURMD_NODENAME");
-
-	if (env && *env && !strchr(env, '/')) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if (gethostname(buf, len))
-		snprintf(buf, len, "localhost");
-	buf[len - 1] = '\0';
-	buf[strcspn(buf, ".")] = '\0';
-}
-
-void lwk_part_roots_of(struct lwk_part_roots *r, const char *node)
-{
-	memset(r, 0, sizeof(*r));
-	r->sysfs = "/sys";
-	r->proc = "/proc";
-	r->cgroup_root = lwk_cfg.cgroup_root;
-	r->state_root = lwk_cfg.state_dir;
-	r->node = node;
-	r->mck_prefix = lwk_cfg.mckernel;
 }

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "lwk_plugin.h"
-#include "casasnode.h"
-#include "joblive.h"
-#include "lwkpart.h"
-#include "slurmcg.h"
-#include "syncmon_ctl.h"
+#include "casas/casasnode.h"
+#include "node/joblive.h"
+#include "lwk/part.h"
+#include "node/slurmcg.h"
+#include "syncmon/control.h"
 
 static void log_lines(uint32_t job, const char *node, char *log)
 {
@@ -31,11 +31,11 @@ static void log_lines(uint32_t job, const char *node, char *log)
  */
 void lwk_sweep_partitions(const char *node)
 {
-	struct lwk_part_roots r;
+	struct lwk_node_roots r;
 	char log[8192];
 	int n;
 
-	lwk_part_roots_of(&r, node);
+	lwk_node_roots_of(&r, node);
 	n = lwk_part_sweep(&r, lwk_job_alive, log, sizeof(log));
 	if (n > 0) {
 		slurm_info("lwk: tore down the --lwk partitions of %d job(s) that are gone", n);
@@ -47,10 +47,10 @@ void lwk_sweep_partitions(const char *node)
 
 void lwk_sweep_casas(const char *node)
 {
-	struct lwk_part_roots r;
+	struct lwk_node_roots r;
 	char log[8192] = "";
 
-	lwk_part_roots_of(&r, node);
+	lwk_node_roots_of(&r, node);
 	lwk_casas_leave(&r, 0, lwk_job_alive, log, sizeof(log));
 	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
@@ -68,19 +68,19 @@ int lwk_jobscript_epilog(spank_t sp)
 	lwk_node_name(node, sizeof(node));
 	{
 		/* --lwk first: the sampler may still be on the OS cores. */
-		struct lwk_part_roots r;
+		struct lwk_node_roots r;
 		char plog[8192];
 
-		lwk_part_roots_of(&r, node);
+		lwk_node_roots_of(&r, node);
 		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
 			log_lines(job, node, plog);
 	}
 	{
 		/* Its dies go back to the other contention-aware jobs here. */
-		struct lwk_part_roots r;
+		struct lwk_node_roots r;
 		char clog[8192] = "";
 
-		lwk_part_roots_of(&r, node);
+		lwk_node_roots_of(&r, node);
 		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
 			log_lines(job, node, clog);
 	}

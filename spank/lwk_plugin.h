@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <slurm/spank.h>
 
-#include "config.h"
-#include "options.h"
+#include "common/config.h"
+#include "common/options.h"
 
 /* What this job asked for, parsed by the option callbacks. */
 struct lwk_job_request {
@@ -34,13 +34,13 @@ int lwk_options_register(spank_t sp);
 /* lwk_local.c: srun (S_CTX_LOCAL), sbatch/salloc (S_CTX_ALLOCATOR) */
 int lwk_local_post_opt(spank_t sp);
 
-/* lwk_dispatch.c: this node's name (slurmd -N, else the short host name) */
+/* lwk_state.c: this node's name (slurmd -N, else the short host name) */
 void lwk_node_name(char *buf, size_t len);
 
-/* lwk_dispatch.c: where the --lwk partition of this node's jobs lives,
+/* lwk_state.c: where the plugin's state of this node's jobs lives,
  * from the plugstack arguments (uid and gid left 0) */
-struct lwk_part_roots;
-void lwk_part_roots_of(struct lwk_part_roots *r, const char *node);
+struct lwk_node_roots;
+void lwk_node_roots_of(struct lwk_node_roots *r, const char *node);
 
 /* lwk_jobscript.c: prolog/epilog (S_CTX_JOB_SCRIPT) */
 int lwk_jobscript_epilog(spank_t sp);

@@ -12,9 +12,9 @@
 #include <slurm/slurm.h>
 
 #include "lwk_plugin.h"
-#include "syncmon.h"
-#include "syncmon_ctl.h"
-#include "topology.h"
+#include "node/procfs.h"
+#include "syncmon/control.h"
+#include "common/topology.h"
 
 struct exported {
 	const char *env;

@@ -26,12 +26,12 @@
 
 #include <slurm/slurm.h>
 
-#include "casasnode.h"
-#include "joblive.h"
+#include "casas/casasnode.h"
+#include "node/joblive.h"
 #include "lwk_plugin.h"
-#include "topology.h"
+#include "common/topology.h"
 
-static struct lwk_part_roots roots;
+static struct lwk_node_roots roots;
 static char node[256];
 static struct lwk_casas_record rec;
 static bool joined, first_here, probe_started, launching;
@@ -94,7 +94,7 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	    stepid == SLURM_EXTERN_CONT)
 		return;
 	lwk_node_name(node, sizeof(node));
-	lwk_part_roots_of(&roots, node);
+	lwk_node_roots_of(&roots, node);
 	spank_get_item(sp, S_JOB_ID, &job);
 	memset(&rec, 0, sizeof(rec));
 	rec.job = job;

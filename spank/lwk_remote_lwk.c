@@ -22,19 +22,20 @@
 
 #include <slurm/slurm.h>
 
-#include "joblive.h"
+#include "node/joblive.h"
 #include "lwk_plugin.h"
-#include "lwkpart.h"
-#include "topology.h"
+#include "lwk/part.h"
+#include "sweep/gone.h"
+#include "common/topology.h"
 
 static struct lwk_part part;
 static bool part_ready;
 static char node[256];
 
-static void roots(spank_t sp, struct lwk_part_roots *r)
+static void roots(spank_t sp, struct lwk_node_roots *r)
 {
 	lwk_node_name(node, sizeof(node));
-	lwk_part_roots_of(r, node);
+	lwk_node_roots_of(r, node);
 	spank_get_item(sp, S_JOB_UID, &r->uid);
 	spank_get_item(sp, S_JOB_GID, &r->gid);
 }
@@ -94,7 +95,7 @@ static int whole_node_and_memory(const struct lwk_topology *t, const struct lwk_
 
 void lwk_remote_lwk_setup(spank_t sp, const char *step)
 {
-	struct lwk_part_roots r;
+	struct lwk_node_roots r;
 	struct lwk_topology *t;
 	struct lwk_cpuset cpus;
 	char err[512], *cores = NULL, app[1024], os[1024], mems[256], hp[512];
@@ -135,7 +136,7 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 		rc = -1;
 	else
 		rc = lwk_part_setup(&r, job, t, &cpus, &o, lwk_cfg.lwk_whole_dies, lwk_job_alive,
-				    &part, err, sizeof(err));
+				    lwk_sweep_gone, &part, err, sizeof(err));
 	lwk_topology_free(t);
 	if (rc < 0) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.400s (on %.100s)", err, node);
@@ -174,7 +175,7 @@ static void read_cgroups(const char *path, char *text, size_t len)
 
 int lwk_remote_lwk_user_init(spank_t sp)
 {
-	struct lwk_part_roots r;
+	struct lwk_node_roots r;
 	char env[8192], text[8192], err[512];
 
 	if (!part_ready)
@@ -208,7 +209,7 @@ int lwk_remote_lwk_user_init(spank_t sp)
 
 int lwk_remote_lwk_post_fork(spank_t sp)
 {
-	struct lwk_part_roots r;
+	struct lwk_node_roots r;
 	char path[64], text[8192], err[512], isolation[64], where[800];
 	pid_t pid = 0;
 	uint32_t task = 0;

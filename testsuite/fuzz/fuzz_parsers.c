@@ -18,15 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "casasnode.h"
-#include "cgroup.h"
-#include "config.h"
-#include "irqaff.h"
-#include "lwkpart.h"
-#include "cpulist.h"
-#include "options.h"
-#include "procstat.h"
-#include "taskstats.h"
+#include "casas/casasnode.h"
+#include "node/cgroup.h"
+#include "common/config.h"
+#include "node/irqaff.h"
+#include "lwk/part.h"
+#include "common/cpulist.h"
+#include "common/options.h"
+#include "node/procstat.h"
+#include "node/taskstats.h"
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "hugepages.h"
-#include "irqaff.h"
-#include "perfcount.h"
-#include "topology.h"
+#include "node/cgroup.h"
+#include "node/hugepages.h"
+#include "node/irqaff.h"
+#include "node/perfcount.h"
+#include "common/topology.h"
 
 static int fails, oks, skips;
 static char err[1024];

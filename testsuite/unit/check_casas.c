@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "casas.h"
+#include "casas/arbiter.h"
 #include "check_lwk.h"
 
 static char err[1024];

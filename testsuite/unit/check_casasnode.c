@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "casasnode.h"
+#include "casas/casasnode.h"
 #include "check_lwk.h"
 
 static char err[1024], sysfs[300], cgroot[300], state[300], logbuf[16384];
 static char rec_path[700];
-static struct lwk_part_roots roots;
+static struct lwk_node_roots roots;
 
 #define JOBCG "cg/s.slice/n1.scope/job_%u"
 
@@ -49,7 +49,7 @@ static void node_tree(void)
 	snprintf(sysfs, sizeof(sysfs), "%s/guest8", getenv("FIXTURES"));
 	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_part_roots){ sysfs, "/proc", cgroot, state, "n1", NULL, 0, 0 };
+	roots = (struct lwk_node_roots){ sysfs, "/proc", cgroot, state, "n1", NULL, 0, 0 };
 	logbuf[0] = '\0';
 }
 
@@ -574,7 +574,7 @@ END_TEST
 struct racer {
 	uint32_t job;
 	const char *text;		/* parse this, or */
-	const struct lwk_part_roots *roots; /* load job's record from here */
+	const struct lwk_node_roots *roots; /* load job's record from here */
 	struct lwk_cpuset want_dies;
 	char want_cgroup[64];
 	int bad;			/* results that were not this job's */
@@ -643,7 +643,7 @@ START_TEST(two_threads_parse_and_load_their_own_records)
 	tree_put("state/n1/casas/41", ta);
 	tree_put("state/n1/casas/42", tb);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_part_roots){ "/sys", "/proc", "/nonexistent", state, "n1", NULL, 0, 0 };
+	roots = (struct lwk_node_roots){ "/sys", "/proc", "/nonexistent", state, "n1", NULL, 0, 0 };
 	ra = racer_of(41, "0");
 	rb = racer_of(42, "1-3");
 	ra.roots = rb.roots = &roots;

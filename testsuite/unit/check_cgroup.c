@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "node/cgroup.h"
 #include "check_lwk.h"
 
 static char err[1024];

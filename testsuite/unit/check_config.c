@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check_lwk.h"
-#include "config.h"
+#include "common/config.h"
 
 static char err[512];
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check_lwk.h"
-#include "cpulist.h"
+#include "common/cpulist.h"
 
 static void roundtrip(const char *in, const char *expect)
 {

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
-#include "hugepages.h"
-#include "perfcount.h"
+#include "node/hugepages.h"
+#include "node/perfcount.h"
 
 static char err[1024];
 #define NR "devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"

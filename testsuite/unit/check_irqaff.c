@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check_lwk.h"
-#include "irqaff.h"
+#include "node/irqaff.h"
 
 static char err[1024];
 

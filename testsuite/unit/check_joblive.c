@@ -16,7 +16,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "check_lwk.h"
-#include "joblive.h"
+#include "node/joblive.h"
 
 /* A job id no real job here has. */
 #define JOB 3999999901u

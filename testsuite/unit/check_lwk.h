@@ -4,8 +4,8 @@
 
 #include <check.h>
 
-#include "cpulist.h"
-#include "options.h"
+#include "common/cpulist.h"
+#include "common/options.h"
 
 Suite *cpulist_suite(void);
 Suite *options_suite(void);

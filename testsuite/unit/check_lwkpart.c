@@ -10,15 +10,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "casasnode.h"
+#include "casas/casasnode.h"
 #include "check_lwk.h"
-#include "lwkpart.h"
-#include "mckernel.h"
-#include "options.h"
-#include "topology.h"
+#include "lwk/part.h"
+#include "sweep/gone.h"
+#include "lwk/mckernel.h"
+#include "common/options.h"
+#include "common/topology.h"
 
 static char err[1024], sysfs[300], proc[300], cgroot[300], state[300];
-static struct lwk_part_roots roots;
+static struct lwk_node_roots roots;
 
 #define HP "sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages"
 
@@ -67,7 +68,7 @@ static void node_tree(void)
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
 	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_part_roots){ sysfs, proc, cgroot, state, "n1", "/nonexistent-ihk", 0, 0 };
+	roots = (struct lwk_node_roots){ sysfs, proc, cgroot, state, "n1", "/nonexistent-ihk", 0, 0 };
 }
 
 static void chmod_tree(const char *rel, mode_t mode)
@@ -109,7 +110,7 @@ static int setup(const char *arg, struct lwk_part *p)
 	struct lwk_topology *t = fixture_load("guest8");
 	struct lwk_opts o = opts_of(arg);
 	struct lwk_cpuset all = cpus_of("0-7");
-	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, p, err, sizeof(err));
+	int rc = lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, lwk_sweep_gone, p, err, sizeof(err));
 
 	lwk_topology_free(t);
 	return rc;
@@ -345,11 +346,11 @@ START_TEST(the_sweep_tears_down_only_jobs_that_are_gone)
 	struct lwk_cpuset all = cpus_of("0-7");
 
 	node_tree();
-	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, all_alive, lwk_sweep_gone, &p, err, sizeof(err)), 1);
 	/* Two partitions on one node, which setup now refuses (what an
 	 * older plugin left): job 42's state out of sight for job 43's. */
 	ck_assert_int_eq(rename(tree_path("state/n1/42"), tree_path("state/n1/hidden")), 0);
-	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, all_alive, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(lwk_part_setup(&roots, 43, t, &all, &o, false, all_alive, lwk_sweep_gone, &p, err, sizeof(err)), 1);
 	ck_assert_int_eq(rename(tree_path("state/n1/hidden"), tree_path("state/n1/42")), 0);
 	lwk_topology_free(t);
 	ck_assert_int_eq(lwk_part_sweep(&roots, only_43_alive, log, sizeof(log)), 1);
@@ -667,7 +668,7 @@ START_TEST(what_a_gone_job_left_is_swept_not_a_refusal)
 
 	node_tree();
 	/* Job 7's partition, a real one (IRQ 1 moved to its OS CPUs). */
-	ck_assert_int_eq(lwk_part_setup(&roots, 7, t, &all, &o, false, all_alive, &p, err,
+	ck_assert_int_eq(lwk_part_setup(&roots, 7, t, &all, &o, false, all_alive, lwk_sweep_gone, &p, err,
 					sizeof(err)), 1);
 	/* Job 7 alive: job 42 refused, nothing of job 7 touched. */
 	ck_assert_int_eq(setup("os=2", &p), -1);
@@ -675,7 +676,7 @@ START_TEST(what_a_gone_job_left_is_swept_not_a_refusal)
 	ck_assert_ptr_nonnull(tree_get("state/n1/7/lwk.state"));
 	/* Job 7 gone (its teardown never ran): swept, and job 42 gets the
 	 * node. */
-	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, &p, err,
+	ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, lwk_sweep_gone, &p, err,
 					sizeof(err)), 1);
 	ck_assert_ptr_null(tree_get("state/n1/7/lwk.state"));
 	ck_assert_ptr_nonnull(tree_get("state/n1/42/lwk.state"));
@@ -701,7 +702,7 @@ START_TEST(what_a_gone_job_left_and_cannot_be_undone_is_a_node_problem)
 		struct lwk_opts o = opts_of("os=2");
 		struct lwk_cpuset all = cpus_of("0-7");
 
-		ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, &p,
+		ck_assert_int_eq(lwk_part_setup(&roots, 42, t, &all, &o, false, only_42_alive, lwk_sweep_gone, &p,
 						err, sizeof(err)), -1);
 		lwk_topology_free(t);
 	}
@@ -854,7 +855,7 @@ static void real_teardown(const char *root, bool v1)
 {
 	char node[64], path[256], dir[512], text[512], log[4096];
 	struct lwk_cgroup cg;
-	struct lwk_part_roots real;
+	struct lwk_node_roots real;
 	pid_t pid;
 
 	snprintf(node, sizeof(node), "lwkmemtest%d", (int)getpid());
@@ -1069,7 +1070,7 @@ START_TEST(mem_charge_on_v1_uses_the_memory_hierarchy)
 			   "4:memory:/slurm_n1/uid_0/job_42/step_0/task_0\n";
 	const char *lim = "cg1/memory/slurm_n1/uid_0/job_42/memory.limit_in_bytes";
 	struct lwk_part p;
-	struct lwk_part_roots v1;
+	struct lwk_node_roots v1;
 	char what[1024], log[4096], root[300];
 
 	node_tree();

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "check_lwk.h"
-#include "lwkplan.h"
-#include "options.h"
-#include "topology.h"
+#include "lwk/plan.h"
+#include "common/options.h"
+#include "common/topology.h"
 
 static char err[1024];
 static const char *const machines[] = { "opteron6172", "xeon2s-ht", "epyc7702", "vm2", "guest8",

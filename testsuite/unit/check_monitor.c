@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
-#include "procstat.h"
-#include "sampbuf.h"
-#include "tick.h"
+#include "node/procstat.h"
+#include "syncmon/sampbuf.h"
+#include "syncmon/tick.h"
 
 #define MS 1000000ULL
 #define S 1000000000ULL
@@ -251,8 +251,9 @@ Suite *monitor_suite(void)
 #include <sys/stat.h>
 #include <fcntl.h>
 
-#include "syncmon.h"
-#include "syncmon_ctl.h"
+#include "node/procfs.h"
+#include "syncmon/json.h"
+#include "syncmon/control.h"
 
 START_TEST(job_cgroup_from_proc_self_cgroup)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check_lwk.h"
-#include "options.h"
+#include "common/options.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)

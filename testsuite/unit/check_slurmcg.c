@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
-#include "slurmcg.h"
+#include "node/slurmcg.h"
 
 static bool here(const char *rel)
 {

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "taskstats.h"
+#include "node/taskstats.h"
 
 static int failures;
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
-#include "topology.h"
+#include "common/topology.h"
 
 static char err[512];
 

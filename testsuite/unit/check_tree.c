@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
-#include "topology.h"
+#include "common/topology.h"
 
 char tree_root[256];
 

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --contention-aware on one node: the record of each job, the probe, and
+ * the die split applied to the jobs' cgroups (casas.c decides).
+ *
+ * Records: <state_root>/<node>/casas/<job>, root's, readable by all (the
+ * job's user reads its curve and dies there: SLURM_CASAS_RECORD).  A
+ * record holds what Slurm allocated the job on the node (the CPUs it may
+ * ever get), its cgroup, its options, its IPS curve and the dies it has.
+ * Every change to the split happens under the node lock: a job's arrival
+ * (lwk_casas_join), each probe window, the end of a probe, a job's
+ * departure (lwk_casas_leave, from the epilog) and a sweep; each re-plan
+ * first drops the records of jobs that are gone (a crash), so their dies
+ * return to the others.
+ *
+ * The probe runs the job on 1, 2, ... dies for a window each (the
+ * others keep at least one die each meanwhile) and reads the event rate
+ * over all its threads: per CPU on the job's cgroup (cgroup v2,
+ * PERF_FLAG_PID_CGROUP), or per thread with inherit (v1, where Slurm
+ * makes no perf_event cgroup).  One job probes at a time on a node.
+ * Where the event cannot be counted the record says why and the split
+ * is equal.
+ *
+ * No SPANK here: the glue passes plain values; every root (sysfs,
+ * cgroupfs, state, proc) is a parameter for tests.
+ */
+#ifndef LWK_CASASNODE_H
+#define LWK_CASASNODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "casas/arbiter.h"
+#include "node/cgroup.h"
+#include "node/statedir.h"
+#include "common/options.h"
+
+struct lwk_casas_record {
+	uint32_t job;
+	char status[16];	/* probing, placed, equal, shared, off          */
+	char why[256];		/* for equal, shared, off; what the probe met     */
+	char cgroup[768];	/* the job's cgroup, below the cgroup root        */
+	struct lwk_cpuset allowed_cpus, allowed_mems; /* Slurm's, at arrival     */
+	struct lwk_casas_opts opts;
+	char counters[256];	/* what counted, or "none: <reason>"             */
+	unsigned int probing;	/* > 0: the probe holds it on this many dies       */
+	/* The process whose probe holds it (its pid and start time in clock
+	 * ticks, /proc/<pid>/stat field 22): a probe killed with its
+	 * slurmstepd is recognised as gone and the hold dropped.  0: none. */
+	unsigned int prober_pid;
+	unsigned long long prober_start;
+	/* A step of the job starting its tasks (its slurmstepd, same form):
+	 * until it is done its cgroup has all of Slurm's CPUs, for Slurm
+	 * binds the tasks to CPUs of the step, which a narrower cpuset
+	 * refuses (the launch fails).  0: none. */
+	unsigned int launcher_pid;
+	unsigned long long launcher_start;
+	struct lwk_casas_curve curve;
+	struct lwk_cpuset dies, cpus, mems; /* given now (die indices, CPUs, nodes) */
+	char split[512];	/* the node's last decision, one line              */
+};
+
+/* Record text <-> struct (pure; the parser is fuzzed). */
+size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size_t len);
+int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *err,
+			   size_t errlen);
+
+/* The job's cgroup in /proc/<pid>/cgroup text: v2 "0::/a/job_7/step_0"
+ * or a v1 line (the cpuset one first: Slurm uses one path in every v1
+ * hierarchy), cut after "/job_<job>".  0 (path below the hierarchy's
+ * root), or -1 when the job has no cgroup there. */
+int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len);
+
+/* <state_root>/<node>/casas/<job> */
+void lwk_casas_record_path(const struct lwk_node_roots *r, uint32_t job, char *buf, size_t len);
+
+/*
+ * A job arrives on the node (rec filled by the caller: job, cgroup,
+ * allowed sets, options; or status "off" with why).  Under the node
+ * lock: 1 the record is new (rec is as written, after a first re-plan
+ * that holds the job on one die for its probe); 0 it was there (rec
+ * read back: a later step); -1 error in err.
+ */
+int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
+		   bool (*alive)(uint32_t), char *log, size_t loglen, char *err, size_t errlen);
+
+/* Read the record of job: 1, 0 none, -1 unreadable. */
+int lwk_casas_load(const struct lwk_node_roots *r, uint32_t job, struct lwk_casas_record *rec);
+
+/* Write the job's current dies again on its cgroup tree (a new step:
+ * Slurm has just set its own cpuset there), ending this process's
+ * launch (lwk_casas_launch).  0 or -1 with err. */
+int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
+
+/* A step of job begins to start its tasks in this process: its cgroup
+ * tree gets all of Slurm's CPUs back (re-plans keep it so) until this
+ * process's lwk_casas_reapply or its end.  0 (also: no record, or off),
+ * or -1 with err. */
+int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
+
+/*
+ * Probe job (its record must exist) and re-plan with its curve.  Polls
+ * *stop between windows and stops early when it is set or the job's
+ * cgroup is gone.  What happened goes to log, a line each, handed to
+ * emit (when not NULL) as it happens and then cleared.  0 or -1.
+ */
+int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile int *stop,
+		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *));
+
+/* No probe will come (it could not start): release the job's hold on
+ * one die and re-plan.  0 or -1. */
+int lwk_casas_unhold(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		     char *log, size_t loglen);
+
+/*
+ * The job leaves the node (epilog): drop its record and re-plan the
+ * others.  job 0: no job leaves, only the gone ones are dropped (a sweep
+ * at slurmd start).  1 re-planned, 0 nothing to do.
+ */
+int lwk_casas_leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		    char *log, size_t loglen);
+
+#endif

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --lwk plan of one node: see lwkplan.h. */
+#include "lwk/plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+#define MIB (1024ULL * 1024)
+
+/* A core is the job's when all its hardware threads are. */
+static bool core_is_jobs(const struct lwk_topo_core *c, const struct lwk_cpuset *job)
+{
+	struct lwk_cpuset both = c->cpus;
+
+	lwk_cpuset_and(&both, job);
+	return lwk_cpuset_equal(&both, &c->cpus);
+}
+
+int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpus,
+		  const struct lwk_opts *o, bool whole_dies, struct lwk_plan *p, char *err,
+		  size_t errlen)
+{
+	bool jobs[t->ncores], is_os[t->ncores], app_node[t->nnuma];
+	unsigned int njob = 0, want = (unsigned int)o->os_cores, got = 0;
+	uint64_t app_per_node[t->nnuma];
+	char list[256];
+
+	memset(p, 0, sizeof(*p));
+	if (!t->ncores || !t->nnuma)
+		return ERR("lwk: --lwk: this node's topology has no cores or NUMA nodes");
+	for (unsigned int i = 0; i < t->ncores; i++) {
+		jobs[i] = core_is_jobs(&t->cores[i], job_cpus);
+		is_os[i] = false;
+		njob += jobs[i];
+	}
+	if (o->os_cores > njob || o->os_cores == njob)
+		return ERR("lwk: --lwk: os=%llu leaves no App core: the job has %u core(s) on "
+			   "this node; ask for fewer OS cores (os=) or more CPUs",
+			   (unsigned long long)o->os_cores, njob);
+
+	/* The partition's NUMA nodes: asked for, or all the job has. */
+	for (unsigned int n = 0; n < t->nnuma; n++) {
+		int id = t->numa[n].node;
+
+		app_node[n] = lwk_cpuset_count(&o->numa) ? lwk_cpuset_isset(&o->numa, (unsigned)id)
+							 : true;
+		if (id < 0 || id >= LWK_MAX_NUMA)
+			return ERR("lwk: --lwk: NUMA node %d is past the %d this plugin handles", id,
+				   LWK_MAX_NUMA);
+	}
+	for (int id = lwk_cpuset_first(&o->numa); id >= 0; id = lwk_cpuset_next(&o->numa, id)) {
+		bool known = false, has = false;
+
+		for (unsigned int n = 0; n < t->nnuma; n++)
+			if (t->numa[n].node == id)
+				known = true;
+		for (unsigned int i = 0; i < t->ncores; i++)
+			if (jobs[i] && t->dies[t->cores[i].die].numa >= 0 &&
+			    t->numa[t->dies[t->cores[i].die].numa].node == id)
+				has = true;
+		if (!known || !has)
+			return ERR("lwk: --lwk: numa=%d: %s", id,
+				   known ? "the job has no core on that NUMA node here"
+					 : "this node has no such NUMA node");
+	}
+
+	/* OS cores: lowest NUMA node first (system memory lives there),
+	 * from its first core; whole dies when asked.  Cores are ordered by
+	 * first CPU, so this also walks the node's dies in order. */
+	for (unsigned int n = 0; n < t->nnuma && got < want; n++) {
+		for (unsigned int i = 0; i < t->ncores && got < want; i++) {
+			const struct lwk_topo_core *c = &t->cores[i];
+
+			if (!jobs[i] || is_os[i] || t->dies[c->die].numa != (int)n)
+				continue;
+			if (whole_dies) {
+				/* The whole die: its job cores all become OS cores. */
+				for (unsigned int j = 0; j < t->ncores; j++)
+					if (jobs[j] && !is_os[j] && t->cores[j].die == c->die) {
+						is_os[j] = true;
+						got++;
+					}
+			} else {
+				is_os[i] = true;
+				got++;
+			}
+		}
+	}
+	/* Job cores on nodes outside numa= are Linux's too. */
+	for (unsigned int i = 0; i < t->ncores; i++) {
+		int n = t->dies[t->cores[i].die].numa;
+
+		if (jobs[i] && !is_os[i] && n >= 0 && !app_node[n]) {
+			is_os[i] = true;
+			got++;
+		}
+	}
+	memset(app_per_node, 0, sizeof(app_per_node));
+	for (unsigned int i = 0; i < t->ncores; i++) {
+		int n = t->dies[t->cores[i].die].numa;
+
+		if (!jobs[i])
+			continue;
+		if (is_os[i]) {
+			lwk_cpuset_or(&p->os_cpus, &t->cores[i].cpus);
+			p->os_cores++;
+		} else {
+			lwk_cpuset_or(&p->app_cpus, &t->cores[i].cpus);
+			p->app_cores++;
+			app_per_node[n]++;
+			lwk_cpuset_set(&p->app_nodes, (unsigned)t->numa[n].node);
+		}
+	}
+	if (!p->app_cores)
+		return ERR("lwk: --lwk: os=%llu%s leaves no App core on the requested NUMA nodes; "
+			   "ask for fewer OS cores (os=)%s",
+			   (unsigned long long)o->os_cores, whole_dies ? " rounded up to whole dies" : "",
+			   lwk_cpuset_count(&o->numa) ? " or other NUMA nodes (numa=)" : "");
+
+	/* Memory: over the App nodes by App cores, whole hugepages. */
+	p->page_kb = o->hugepage == LWK_HUGEPAGE_1G ? 1048576 : o->hugepage == LWK_HUGEPAGE_2M ? 2048 : 0;
+	if (o->mem) {
+		uint64_t page = p->page_kb ? (uint64_t)p->page_kb * 1024 : 4096, given = 0;
+		unsigned int left = p->app_cores;
+
+		for (unsigned int n = 0; n < t->nnuma; n++) {
+			uint64_t share;
+
+			if (!app_per_node[n])
+				continue;
+			/* The last node takes the rest, so the sum is exact
+			 * before rounding. */
+			left -= (unsigned int)app_per_node[n];
+			share = left ? o->mem / p->app_cores * app_per_node[n] : o->mem - given;
+			given += share;
+			share = (share + page - 1) / page * page;
+			if (t->numa[n].mem_free && share > t->numa[n].mem_free) {
+				lwk_cpulist_format(&p->app_nodes, list, sizeof(list));
+				return ERR("lwk: --lwk: mem=%lluM puts %lluM on NUMA node %d, which has "
+					   "%lluM free (App nodes: %s); ask for less memory (mem=)",
+					   (unsigned long long)(o->mem / MIB),
+					   (unsigned long long)(share / MIB), t->numa[n].node,
+					   (unsigned long long)(t->numa[n].mem_free / MIB), list);
+			}
+			p->node_mem[t->numa[n].node] = share;
+		}
+	}
+	p->deleg_mem = o->deleg_mem;
+	p->deleg_period_us = 100000;
+	/* deleg_cpu is in 1/100 % of one core. */
+	p->deleg_quota_us = o->deleg_cpu * p->deleg_period_us / 10000;
+	if (p->deleg_quota_us > p->os_cores * p->deleg_period_us)
+		p->deleg_quota_us = p->os_cores * p->deleg_period_us;
+	return 0;
+}
+
+int lwk_plan_ikc_map(const struct lwk_topology *t, const struct lwk_plan *p, char *out,
+		     size_t len)
+{
+	size_t o = 0;
+	int first_os = lwk_cpuset_first(&p->os_cpus);
+
+	out[0] = '\0';
+	if (first_os < 0)
+		return -1;
+	for (unsigned int n = 0; n < t->nnuma; n++) {
+		struct lwk_cpuset app = t->numa[n].cpus, os = t->numa[n].cpus;
+		char a[1024];
+		int to;
+		int w;
+
+		lwk_cpuset_and(&app, &p->app_cpus);
+		if (!lwk_cpuset_count(&app))
+			continue;
+		lwk_cpuset_and(&os, &p->os_cpus);
+		to = lwk_cpuset_count(&os) ? lwk_cpuset_first(&os) : first_os;
+		lwk_cpulist_format(&app, a, sizeof(a));
+		w = snprintf(out + o, len - o, "%s%s:%d", o ? "+" : "", a, to);
+		if (w < 0 || (size_t)w >= len - o)
+			return -1;
+		o += (size_t)w;
+	}
+	return 0;
+}
+
+int lwk_plan_mem_arg(const struct lwk_plan *p, char *out, size_t len)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int id = lwk_cpuset_first(&p->app_nodes); id >= 0 && id < LWK_MAX_NUMA;
+	     id = lwk_cpuset_next(&p->app_nodes, id)) {
+		int w;
+
+		if (!p->node_mem[id])
+			continue;
+		w = snprintf(out + o, len - o, "%s%lluM@%d", o ? "," : "",
+			     (unsigned long long)((p->node_mem[id] + MIB - 1) / MIB), id);
+		if (w < 0 || (size_t)w >= len - o)
+			return -1;
+		o += (size_t)w;
+	}
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Cgroup writers for cgroup v2 and v1: the knobs --lwk and
+ * --contention-aware set on a job's cgroups (cpus, mems, an isolated
+ * partition, a CPU quota, memory and hugetlb limits) and the memory a
+ * cgroup holds per NUMA node.
+ *
+ * A cgroup is named by the cgroup root (/sys/fs/cgroup, or a test tree)
+ * and a path below each hierarchy's root, as /proc/<pid>/cgroup gives it.
+ * On v1 the same path is used in each controller's hierarchy
+ * (<root>/cpuset/<path>, <root>/memory/<path>, ...), which is how Slurm
+ * lays out its job cgroups there.
+ *
+ * Every path is built from the root, a path Slurm made, and fixed knob
+ * names: nothing a user typed.  Files are opened O_NOFOLLOW, never
+ * created: a missing file is a missing controller, reported by name.
+ */
+#ifndef LWK_CGROUP_H
+#define LWK_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/cpulist.h"
+
+enum lwk_cgroup_version { LWK_CGROUP_NONE = 0, LWK_CGROUP_V1 = 1, LWK_CGROUP_V2 = 2 };
+
+struct lwk_cgroup {
+	enum lwk_cgroup_version version;
+	char root[256]; /* /sys/fs/cgroup */
+	char path[768]; /* /system.slice/node1_slurmstepd.scope/job_7/lwk_app */
+};
+
+#define LWK_MAX_NUMA 64
+
+/* v2 when <root>/cgroup.controllers exists, v1 when <root>/cpuset does. */
+enum lwk_cgroup_version lwk_cgroup_detect(const char *root);
+const char *lwk_cgroup_version_name(enum lwk_cgroup_version v);
+
+/* Fill cg; path must start with '/' and hold no "..", no "//". */
+int lwk_cgroup_init(struct lwk_cgroup *cg, const char *root, const char *path, char *err,
+		    size_t errlen);
+
+/* Create the cgroup (in each v1 hierarchy it uses: cpuset, cpu, memory,
+ * and hugetlb where mounted).  On v2 also enables, in the parent's
+ * cgroup.subtree_control, the controllers a child needs.  An existing
+ * cgroup is fine: setup is idempotent. */
+int lwk_cgroup_create(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* v2: enable in the parent's cgroup.subtree_control what the knobs need
+ * (for a cgroup someone else made, e.g. Slurm's task leaf); v1: nothing. */
+int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* Does the cgroup exist in this controller's hierarchy (v1), or at all
+ * (v2)?  Slurm makes v1 step cgroups only where it constrains. */
+bool lwk_cgroup_has(const struct lwk_cgroup *cg, const char *controller);
+/* Remove the cgroup (empty of processes) and its v1 twins. */
+int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen);
+
+/* The knobs.  Each write is read back where the kernel may refuse it
+ * silently (cpus, mems, partition). */
+int lwk_cgroup_set_cpus(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus, char *err,
+			size_t errlen);
+int lwk_cgroup_set_mems(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems, char *err,
+			size_t errlen);
+/* v2: cpuset.cpus.partition=isolated (the kernel's load balancer and
+ * unbound work stay off these CPUs); v1: cpuset.cpu_exclusive=1 plus
+ * sched_load_balance=0.  Fails, with the kernel's reason, where the
+ * kernel leaves the partition invalid. */
+int lwk_cgroup_set_isolated(const struct lwk_cgroup *cg, char *err, size_t errlen);
+/* Back to a plain cpuset (v2 "member"; v1 not exclusive, balanced):
+ * after a refused partition.  Best effort. */
+void lwk_cgroup_clear_isolated(const struct lwk_cgroup *cg);
+/* quota_us per period_us of CPU time; quota_us 0 means no limit. */
+int lwk_cgroup_set_cpu_quota(const struct lwk_cgroup *cg, uint64_t quota_us, uint64_t period_us,
+			     char *err, size_t errlen);
+/* bytes 0 means no limit. */
+int lwk_cgroup_set_memory_max(const struct lwk_cgroup *cg, uint64_t bytes, char *err,
+			      size_t errlen);
+int lwk_cgroup_set_hugetlb_max(const struct lwk_cgroup *cg, unsigned long page_kb, uint64_t bytes,
+			       char *err, size_t errlen);
+/* cpuset.cpus and cpuset.mems of the cgroup. */
+int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
+			  struct lwk_cpuset *mems, char *err, size_t errlen);
+/* Set cpuset.cpus (or cpuset.mems) on cg and on every cgroup below it
+ * that has the cpuset files (depth <= 8), in an order v1 accepts (a
+ * child always within its parent): first the union of old and new top
+ * down, then the new set bottom up; nothing where it is set already.
+ * --contention-aware moves a job's steps and tasks to its dies this way.
+ * A new cpuset.mems on v2 migrates the tasks' memory and waits for every
+ * CPU to drain its page lists: it can take long on a busy node.  0 or -1
+ * with a message. */
+int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
+			     char *err, size_t errlen);
+int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
+			     char *err, size_t errlen);
+/*
+ * SIGKILL every process in the cgroup at path and in the cgroups below
+ * it, and never one outside: hier is the hierarchy's root (the cgroup
+ * root on v2, <root>/<controller> on v1), controller NULL on v2, proc
+ * the /proc to read.  Where the kernel has cgroup.kill (v2, 5.14+) it
+ * kills the subtree itself.  Otherwise each pid of cgroup.procs is
+ * pinned with a pidfd first (from then on a reused pid is another
+ * pidfd's), then <proc>/<pid>/cgroup must still place it in the tree (a
+ * pid reused before the pidfd names another cgroup), and only then is
+ * it signalled, through the pidfd.  Without pidfds (kernels before 5.3)
+ * the same check precedes a kill(): the window left is the check's.
+ * Returns how many processes were signalled: 0 when none is left.
+ */
+int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *path,
+			 const char *proc);
+
+/* Move a process (all its threads) into the cgroup. */
+int lwk_cgroup_attach(const struct lwk_cgroup *cg, pid_t pid, char *err, size_t errlen);
+
+/* Bytes of anonymous plus file memory the cgroup holds on each NUMA
+ * node, from memory.numa_stat (v2: "anon N0=.. N1=..", "file ..."; v1:
+ * "total=.. N0=..", pages).  node_bytes has LWK_MAX_NUMA entries. */
+int lwk_cgroup_numa_bytes(const struct lwk_cgroup *cg, uint64_t *node_bytes, char *err,
+			  size_t errlen);
+/* Parse memory.numa_stat text; unit is 1 for v2 (bytes), the page size
+ * for v1 (pages).  Sums the lines named in keys (NULL-terminated). */
+int lwk_parse_numa_stat(const char *text, const char *const *keys, uint64_t unit,
+			uint64_t *node_bytes);
+
+#endif

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * joblive.c: is a job still allocated on this node?  The sweeps (slurmd
+ * start, the job epilog, lwk-sweep) and the --contention-aware re-plan
+ * ask it before undoing what a job set up, so a wrong "gone" takes a
+ * live job's partition or dies away.
+ *
+ * A slurmstepd of the job here says yes at once (with PrologFlags=Contain
+ * the extern step's runs for the whole allocation).  Without one, the job
+ * may be between two steps (a multi-node job's other nodes, an salloc):
+ * slurmctld is asked, through libslurm's API, which slurmd and slurmstepd
+ * have loaded already (libslurmfull; lwk-sweep loads it).  It keeps the
+ * job while slurmctld cannot be asked or cannot answer, and drops it when slurmctld no longer
+ * has it running on this node, or when its tasks run here with no
+ * slurmstepd left (that was killed: nothing else will stop them).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "node/joblive.h"
+#include "node/procfs.h"
+
+/* Read at most len-1 bytes of name below the /proc/<pid> directory fd
+ * (opened once: a pid reused meanwhile cannot swap the process under
+ * us).  The length, or -1. */
+static ssize_t read_at(int dfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* A root slurmstepd of job on this host (its process title).  The
+ * owner and the executable are checked before the title is read: a
+ * command line lives in the process's memory, which its user can make
+ * a read of stall (a FUSE-backed page); /proc's own files cannot. */
+static bool stepd_here(uint32_t job)
+{
+	char want[48], buf[256], exe[256];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	bool alive = false;
+	int wlen = snprintf(want, sizeof(want), "slurmstepd: [%" PRIu32 ".", job);
+
+	if (!d)
+		return true; /* cannot tell: keep it */
+	while (!alive && (e = readdir(d))) {
+		struct stat st;
+		ssize_t l;
+		int dfd;
+		const char *base;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		/* Anyone can name a process so: only root's slurmstepd
+		 * counts, or a user could keep a dead job's partition. */
+		if (fstat(dfd, &st) || st.st_uid != 0) {
+			close(dfd);
+			continue;
+		}
+		l = readlinkat(dfd, "exe", exe, sizeof(exe) - 1);
+		if (l <= 0) {
+			close(dfd);
+			continue;
+		}
+		exe[l] = '\0';
+		/* Debian's is slurmstepd-wlm. */
+		base = strrchr(exe, '/');
+		if (base && !strncmp(base, "/slurmstepd", 11) && read_at(dfd, "cmdline", buf, sizeof(buf)) > 0)
+			alive = !strncmp(buf, want, (size_t)wlen);
+		close(dfd);
+	}
+	closedir(d);
+	return alive;
+}
+
+/* Which Slurm job's cgroup /proc/<pid>/cgroup text names (the first
+ * "/job_<n>" path component): n, or 0 when it names none. */
+static uint32_t cgroup_job(const char *text)
+{
+	for (const char *p = strstr(text, "/job_"); p; p = strstr(p + 1, "/job_")) {
+		char *end;
+		unsigned long j = strtoul(p + 5, &end, 10);
+
+		if (end != p + 5 && (*end == '/' || *end == '\n' || !*end) && j && j <= UINT32_MAX)
+			return (uint32_t)j;
+	}
+	return 0;
+}
+
+/* A process of uid that is a task of the job here.  Slurm's job cgroup
+ * says so where there is one (kernel data the user cannot stall);
+ * only a process in no job's cgroup (Slurm without cgroups) is judged
+ * by its environment (SLURM_JOB_ID, and this node's name when known).
+ * Only the job's own user counts: another user could put any job id in
+ * an environment to make a live job look crashed. */
+static bool tasks_here(uint32_t job, uid_t uid, const char *node)
+{
+	enum { ENV = 65536 };
+	char *env = malloc(ENV); /* not static: threads ask too */
+	struct dirent *e;
+	DIR *d = env ? opendir("/proc") : NULL;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		struct stat st;
+		ssize_t n;
+		uint32_t in;
+		int dfd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		if (fstat(dfd, &st) || st.st_uid != uid || read_at(dfd, "cgroup", env, ENV) < 0) {
+			close(dfd);
+			continue;
+		}
+		in = cgroup_job(env);
+		if (in) {
+			found = in == job;
+		} else {
+			n = read_at(dfd, "environ", env, ENV);
+			found = n > 0 && lwk_environ_matches(env, (size_t)n, job, node);
+		}
+		close(dfd);
+	}
+	if (d)
+		closedir(d);
+	free(env);
+	return found;
+}
+
+/* This node's name in Slurm: what slurmd -N sets for its slurmstepd
+ * and epilog (lwk-sweep sets it from --node), else the short host name. */
+static void this_node(char *buf, size_t len)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (gethostname(buf, len))
+		buf[0] = '\0';
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0';
+}
+
+const struct lwk_slurm_api *lwk_slurm_api_override;
+
+int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
+{
+	/* Looked up each time (no static state): present in slurmd and
+	 * slurmstepd, absent from the tests and tools that load no libslurm. */
+	struct lwk_slurm_api api = {
+		(lwk_load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job"),
+		(lwk_free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg"),
+		(lwk_hl_create_fn)dlsym(RTLD_DEFAULT, "slurm_hostlist_create"),
+		(lwk_hl_find_fn)dlsym(RTLD_DEFAULT, "slurm_hostlist_find"),
+		(lwk_hl_destroy_fn)dlsym(RTLD_DEFAULT, "slurm_hostlist_destroy"),
+	};
+	lwk_load_job_fn load;
+	lwk_free_job_fn freejob;
+	lwk_hl_create_fn hl_create;
+	lwk_hl_find_fn hl_find;
+	lwk_hl_destroy_fn hl_destroy;
+	job_info_msg_t *msg = NULL;
+	int answer = LWK_ALLOC_NO;
+
+	if (lwk_slurm_api_override)
+		api = *lwk_slurm_api_override;
+	load = api.load_job;
+	freejob = api.free_job;
+	hl_create = api.hl_create;
+	hl_find = api.hl_find;
+	hl_destroy = api.hl_destroy;
+	if (!load || !freejob || !hl_create || !hl_find || !hl_destroy)
+		return LWK_ALLOC_NO_API;
+	/* Root's process running as another user for now (slurmstepd sets
+	 * its effective uid to the job's user around task set-up, for the
+	 * whole process): the RPC would go as that user.  Cannot tell. */
+	if (geteuid() != 0 && getuid() == 0)
+		return LWK_ALLOC_UNKNOWN;
+	errno = 0;
+	if (load(&msg, job, SHOW_ALL | SHOW_LOCAL) != 0) {
+		/* Purged after MinJobAge, or never was: gone.  Anything
+		 * else (slurmctld down, a timeout): cannot tell. */
+		return errno == ESLURM_INVALID_JOB_ID ? LWK_ALLOC_NO : LWK_ALLOC_UNKNOWN;
+	}
+	for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+		const slurm_job_info_t *j = &msg->job_array[i];
+		uint32_t base = j->job_state & JOB_STATE_BASE;
+		hostlist_t hl;
+
+		if (j->job_id != job)
+			continue;
+		/* Running or suspended, not yet completing: a completing
+		 * job's epilog runs (or is owed) here and gives back the rest. */
+		if ((base != JOB_RUNNING && base != JOB_SUSPENDED) || (j->job_state & JOB_COMPLETING) ||
+		    !j->nodes)
+			continue;
+		hl = hl_create(j->nodes);
+		if (!hl) {
+			answer = LWK_ALLOC_UNKNOWN;
+			continue;
+		}
+		if (hl_find(hl, node) >= 0) {
+			answer = LWK_ALLOC_YES;
+			if (uid)
+				*uid = j->user_id;
+		}
+		hl_destroy(hl);
+	}
+	freejob(msg);
+	return answer;
+}
+
+int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen)
+{
+	char *real = realpath(lib, NULL), *slash;
+	struct stat st;
+	int rc = -1;
+
+	if (!real) {
+		snprintf(err, errlen, "%s: %s", lib, strerror(errno));
+		return -1;
+	}
+	/* root loads it into a root process: only root may have written
+	 * the file or the directory it is in. */
+	if (stat(real, &st) || !S_ISREG(st.st_mode))
+		snprintf(err, errlen, "%s: not a regular file", real);
+	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		snprintf(err, errlen, "%s: not root's only (owner %u, mode %03o): not loaded", real,
+			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 0777));
+	else if (strlen(real) >= len)
+		snprintf(err, errlen, "%s: path too long", real);
+	else {
+		slash = strrchr(real, '/');
+		*slash = '\0';
+		if (stat(slash == real ? "/" : real, &st) || st.st_uid != 0 ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH)))
+			snprintf(err, errlen, "%s: its directory is not root's only: not loaded", lib);
+		else {
+			*slash = '/';
+			snprintf(resolved, len, "%s", real);
+			rc = 0;
+		}
+	}
+	free(real);
+	return rc;
+}
+
+int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
+{
+	int (*init)(const char *);
+	char real[4096];
+
+	if (dlsym(RTLD_DEFAULT, "slurm_load_job"))
+		return 0;
+	if (lwk_lib_is_safe(lib, real, sizeof(real), err, errlen))
+		return -1;
+	if (!dlopen(real, RTLD_NOW | RTLD_GLOBAL)) {
+		snprintf(err, errlen, "%s", dlerror());
+		return -1;
+	}
+	init = (int (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
+	if (init)
+		init(NULL);
+	if (!dlsym(RTLD_DEFAULT, "slurm_load_job")) {
+		snprintf(err, errlen, "%s has no slurm_load_job", real);
+		return -1;
+	}
+	return 0;
+}
+
+int lwk_job_liveness(uint32_t job)
+{
+	char node[256];
+	uid_t uid = 0;
+
+	if (stepd_here(job))
+		return LWK_LIVE_YES;
+	this_node(node, sizeof(node));
+	switch (lwk_job_allocated_here(job, node, &uid)) {
+	case LWK_ALLOC_NO_API:
+		/* No libslurm here (lwk-sweep could not load it): slurmctld
+		 * cannot be asked, and a job between two steps has no
+		 * slurmstepd here.  Cannot tell: the caller keeps it. */
+		return LWK_LIVE_UNKNOWN;
+	case LWK_ALLOC_UNKNOWN:
+		return LWK_LIVE_UNKNOWN; /* slurmctld did not answer: keep it */
+	case LWK_ALLOC_NO:
+		return LWK_LIVE_GONE;
+	default:
+		/* Allocated, no slurmstepd: between two steps, unless its
+		 * tasks still run here (their slurmstepd was killed). */
+		return tasks_here(job, uid, node[0] ? node : NULL) ? LWK_LIVE_GONE : LWK_LIVE_YES;
+	}
+}
+
+bool lwk_job_alive(uint32_t job)
+{
+	return lwk_job_liveness(job) != LWK_LIVE_GONE;
+}

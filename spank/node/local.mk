@@ -1,0 +1,22 @@
+# spank/node: listed by the top Makefile.am (include).
+spank_liblwkcore_la_SOURCES += \
+	spank/node/cgroup.c \
+	spank/node/cgroup.h \
+	spank/node/hugepages.c \
+	spank/node/hugepages.h \
+	spank/node/irqaff.c \
+	spank/node/irqaff.h \
+	spank/node/joblive.c \
+	spank/node/joblive.h \
+	spank/node/perfcount.c \
+	spank/node/perfcount.h \
+	spank/node/procfs.c \
+	spank/node/procfs.h \
+	spank/node/procstat.c \
+	spank/node/procstat.h \
+	spank/node/slurmcg.c \
+	spank/node/slurmcg.h \
+	spank/node/statedir.c \
+	spank/node/statedir.h \
+	spank/node/taskstats.c \
+	spank/node/taskstats.h

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "node/procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen)
+{
+	while (*cursor && **cursor) {
+		const char *p = *cursor, *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		const char *c1 = memchr(p, ':', (size_t)(end - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		*cursor = nl ? nl + 1 : NULL;
+		if (!c2)
+			continue;
+		snprintf(ctl, ctllen, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+		snprintf(path, pathlen, "%.*s", (int)(end - c2 - 1), c2 + 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The "/job_<job>" component in path (job_12 is not job_123), or NULL;
+ * *n is its length. */
+static char *job_component(char *path, uint32_t job, size_t *n)
+{
+	char needle[32];
+	char *hit;
+
+	*n = (size_t)snprintf(needle, sizeof(needle), "/job_%u", job);
+	for (hit = strstr(path, needle); hit; hit = strstr(hit + 1, needle))
+		if (hit[*n] == '\0' || hit[*n] == '/')
+			return hit;
+	return NULL;
+}
+
+int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+		   char *out, size_t len)
+{
+	char ctl[256], path[4096], *hit;
+	const char *cursor = proc_cgroup;
+	size_t n;
+
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		/* v2's unified line, or v1's cpuacct hierarchy ("cpu,cpuacct"). */
+		if (ctl[0] && !strstr(ctl, "cpuacct"))
+			continue;
+		if (!(hit = job_component(path, job, &n)))
+			continue;
+		hit[n] = '\0'; /* keep up to and with job_<job> */
+		if (ctl[0])
+			snprintf(out, len, "%s/%s%s", cgroup_root, ctl, path);
+		else
+			snprintf(out, len, "%s%s", cgroup_root, path);
+		return 0;
+	}
+	return -1;
+}
+
+int lwk_cgroup_escape_paths(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+			    char out[][512], int max)
+{
+	char ctl[256], path[4096], *hit;
+	const char *cursor = proc_cgroup;
+	int count = 0, w;
+	size_t n;
+
+	while (count < max && lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		if (!(hit = job_component(path, job, &n)))
+			continue;
+		*hit = '\0'; /* the path above the job */
+		if (!ctl[0])
+			w = snprintf(out[count], 512, "%s%s/system/cgroup.procs", cgroup_root, path);
+		else if (strncmp(ctl, "name=", 5)) /* named v1 hierarchies hold no resources */
+			w = snprintf(out[count], 512, "%s/%s/cgroup.procs", cgroup_root, ctl);
+		else
+			continue;
+		if (w > 0 && w < 512) /* a cut path would name another cgroup */
+			count++;
+	}
+	return count;
+}
+
+bool lwk_environ_matches(const char *env, size_t len, uint32_t job, const char *node)
+{
+	char want_job[40], want_node[300];
+	bool job_ok = false, node_ok = node == NULL;
+	size_t i = 0;
+
+	snprintf(want_job, sizeof(want_job), "SLURM_JOB_ID=%u", job);
+	if (node)
+		snprintf(want_node, sizeof(want_node), "SLURMD_NODENAME=%s", node);
+	while (i < len) {
+		const char *v = env + i;
+		size_t n = strnlen(v, len - i);
+
+		if (n == strlen(want_job) && !memcmp(v, want_job, n))
+			job_ok = true;
+		else if (node && n == strlen(want_node) && !memcmp(v, want_node, n))
+			node_ok = true;
+		i += n + 1;
+	}
+	return job_ok && node_ok;
+}
+
+static int read_small(const char *path, char *buf, size_t len, size_t *got)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+	size_t total = 0;
+
+	if (fd < 0)
+		return -1;
+	while (total < len - 1 && (n = read(fd, buf + total, len - 1 - total)) > 0)
+		total += (size_t)n;
+	close(fd);
+	buf[total] = '\0';
+	*got = total;
+	return 0;
+}
+
+static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int depth)
+{
+	char path[4096], buf[65536];
+	size_t got;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (read_small(path, buf, sizeof(buf), &got))
+		return -1;
+	if (got == sizeof(buf) - 1) {
+		/* Full: the last pid may be cut; drop the partial line rather
+		 * than count another process as the job's. */
+		char *nl = strrchr(buf, '\n');
+
+		if (nl)
+			nl[1] = '\0';
+		else
+			buf[0] = '\0';
+	}
+	for (char *p = buf; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0 && *n < max)
+			pids[(*n)++] = (pid_t)v;
+		p = end;
+		while (*p == '\n')
+			p++;
+	}
+	if (depth >= 8 || !(d = opendir(dir)))
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		cgroup_walk(path, pids, max, n, depth + 1);
+	}
+	closedir(d);
+	return 0;
+}
+
+int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n)
+{
+	*n = 0;
+	return cgroup_walk(dir, pids, max, n, 0);
+}
+
+int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
+		      pid_t *pids, size_t max, size_t *n, uint64_t *not_job)
+{
+	static char env[65536];
+	char path[512];
+	DIR *d = opendir(proc_root);
+	struct dirent *e;
+
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		size_t got;
+
+		unsigned long pid;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = strtoul(e->d_name, NULL, 10);
+		if (not_job && pid < LWK_PID_BITS && (not_job[pid / 64] >> (pid % 64) & 1))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/environ", proc_root, e->d_name);
+		if (read_small(path, env, sizeof(env), &got))
+			continue; /* gone, or a kernel thread */
+		if (lwk_environ_matches(env, got, job, node)) {
+			if (*n < max)
+				pids[(*n)++] = (pid_t)pid;
+		} else if (not_job && pid < LWK_PID_BITS) {
+			not_job[pid / 64] |= UINT64_C(1) << (pid % 64);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int lwk_parse_proc_stat(const char *text, uint64_t *busy, uint64_t *total, uint64_t *forks)
+{
+	unsigned long long v[10] = { 0 };
+	const char *p;
+	int n;
+
+	if (strncmp(text, "cpu ", 4))
+		return -1;
+	n = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+	if (n < 4)
+		return -1;
+	*total = 0;
+	/* guest and guest_nice (8, 9) are already inside user and nice. */
+	for (int i = 0; i < n && i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - (n > 4 ? v[4] : 0); /* minus idle and iowait */
+	p = strstr(text, "\nprocesses ");
+	*forks = p ? strtoull(p + 11, NULL, 10) : 0;
+	return 0;
+}
+
+int lwk_parse_meminfo(const char *text, uint64_t *total_kb, uint64_t *avail_kb)
+{
+	const char *t = strstr(text, "MemTotal:"), *a = strstr(text, "MemAvailable:");
+
+	if (!t)
+		return -1;
+	*total_kb = strtoull(t + 9, NULL, 10);
+	*avail_kb = a ? strtoull(a + 13, NULL, 10) : 0;
+	return 0;
+}
+
+int lwk_nodestat_open(struct lwk_nodestat *s, const char *proc_root)
+{
+	char path[512];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(path, sizeof(path), "%s/stat", proc_root);
+	s->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/meminfo", proc_root);
+	s->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/loadavg", proc_root);
+	s->load_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->stat_fd < 0 || s->mem_fd < 0 || s->load_fd < 0) {
+		lwk_nodestat_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void lwk_nodestat_close(struct lwk_nodestat *s)
+{
+	if (s->stat_fd > 0)
+		close(s->stat_fd);
+	if (s->mem_fd > 0)
+		close(s->mem_fd);
+	if (s->load_fd > 0)
+		close(s->load_fd);
+	s->stat_fd = s->mem_fd = s->load_fd = -1;
+}
+
+static ssize_t pread_text(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+int lwk_nodestat_read(struct lwk_nodestat *s)
+{
+	static char buf[65536];
+
+	if (pread_text(s->stat_fd, buf, sizeof(buf)) <= 0 ||
+	    lwk_parse_proc_stat(buf, &s->busy, &s->total, &s->forks))
+		return -1;
+	if (pread_text(s->mem_fd, buf, sizeof(buf)) <= 0 ||
+	    lwk_parse_meminfo(buf, &s->mem_total_kb, &s->mem_avail_kb))
+		return -1;
+	if (pread_text(s->load_fd, buf, sizeof(buf)) <= 0)
+		return -1;
+	s->load1 = strtod(buf, NULL);
+	return 0;
+}
+
+int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec)
+{
+	const char *p = strstr(text, "usage_usec ");
+
+	if (!p || (p != text && p[-1] != '\n'))
+		return -1;
+	*usage_usec = strtoull(p + 11, NULL, 10);
+	return 0;
+}
+
+int lwk_cgroup_cpu_us(const char *job_cgroup, uint64_t *cpu_us)
+{
+	char path[4096], buf[4096];
+	size_t got;
+
+	snprintf(path, sizeof(path), "%s/cpu.stat", job_cgroup);
+	if (read_small(path, buf, sizeof(buf), &got) == 0 && lwk_parse_cpu_stat(buf, cpu_us) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/cpuacct.usage", job_cgroup);
+	if (read_small(path, buf, sizeof(buf), &got) == 0 && got > 0) {
+		*cpu_us = strtoull(buf, NULL, 10) / 1000;
+		return 0;
+	}
+	return -1;
+}

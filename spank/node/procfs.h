@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the kernel says of a job's processes and of the node, as /proc
+ * and cgroupfs show it (a --sync-monitor sample reads these; the
+ * liveness check and the contention-aware probe too).  The job's
+ * processes come from its cgroup when
+ * Slurm made one (cgroup.procs of the job and every cgroup below it),
+ * else from a scan of /proc for processes whose environment names the
+ * job and this node (proctrack/linuxproc makes no cgroup).  Node totals
+ * come from /proc files kept open.  The /proc and cgroup roots are
+ * parameters so tests read fixture trees.
+ */
+#ifndef LWK_PROCFS_H
+#define LWK_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Walk the "id:controllers:path" lines of a /proc/<pid>/cgroup text:
+ * copies the next line's controllers ("" on cgroup v2) and path, moves
+ * *cursor on, and returns 1; 0 at the end.
+ */
+int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen);
+
+/*
+ * From the text of /proc/<pid>/cgroup of a process inside job `job`,
+ * the job's cgroup directory under cgroup_root: the v2 line ("0::/...")
+ * or the v1 cpuacct line, cut after its "job_<job>" component.  0, or
+ * -1 when the process is in no job cgroup.
+ */
+int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+		   char *out, size_t len);
+
+/*
+ * Does an environment block (NUL-separated, as /proc/<pid>/environ)
+ * name job `job` and, when node is not NULL, node `node`?
+ */
+bool lwk_environ_matches(const char *env, size_t len, uint32_t job, const char *node);
+
+/* Append pids found in dir/cgroup.procs and every cgroup below (depth <= 8). */
+int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n);
+
+/*
+ * Pids under proc_root whose environment matches job and node.  not_job,
+ * when given, is a bitmap of LWK_PID_BITS bits of pids already known not
+ * to be the job's: their environment is not read again (a rescan then
+ * costs a directory read plus the new processes), and pids found not to
+ * match are added.  Clear it to re-check everything (full scans).
+ */
+#define LWK_PID_BITS (1u << 22) /* the kernel's PID_MAX_LIMIT */
+int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
+		      pid_t *pids, size_t max, size_t *n, uint64_t *not_job);
+
+/* Node-wide counters, from files kept open. */
+struct lwk_nodestat {
+	int stat_fd, mem_fd, load_fd;
+	uint64_t busy, total;	/* from the "cpu" line, in ticks    */
+	uint64_t forks;		/* "processes" line: forks since boot */
+	uint64_t mem_total_kb, mem_avail_kb;
+	double load1;
+};
+
+int lwk_nodestat_open(struct lwk_nodestat *s, const char *proc_root);
+void lwk_nodestat_close(struct lwk_nodestat *s);
+int lwk_nodestat_read(struct lwk_nodestat *s);
+/* Parsers of the three files, exposed for tests. */
+int lwk_parse_proc_stat(const char *text, uint64_t *busy, uint64_t *total, uint64_t *forks);
+int lwk_parse_meminfo(const char *text, uint64_t *total_kb, uint64_t *avail_kb);
+
+/*
+ * The job's CPU time from its cgroup, in one read: v2 cpu.stat
+ * usage_usec, or v1 cpuacct.usage (ns).  0, or -1 where neither exists.
+ */
+int lwk_cgroup_cpu_us(const char *job_cgroup, uint64_t *cpu_us);
+int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec);
+
+#endif

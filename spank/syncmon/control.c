@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE /* dup3, fexecve */
+#include "syncmon/control.h"
+
+#include "node/procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Open the sampler and check the file that was opened (not its name,
+ * which could change before exec): root will run it, so it must be
+ * root's and only root's to change.  Returns the fd, to fexecve().
+ */
+static int open_program(const char *program, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = program[0] == '/' ? open(program, O_RDONLY | O_CLOEXEC) : -1;
+
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) || !(st.st_mode & 0100)) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen,
+			 "lwk: sampler %s is missing, or not a root-owned executable that only "
+			 "root can write (plugstack.conf syncmon=)", program);
+		return -1;
+	}
+	return fd;
+}
+
+/* The decimal digits of v, without stdio (used between fork and exec). */
+static size_t utoa(unsigned long v, char *buf)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i++] = '\n';
+	return i;
+}
+
+/* Read exactly len bytes from fd within the deadline (CLOCK_MONOTONIC
+ * ms); how many came before EOF, an error or the deadline. */
+static size_t read_within(int fd, void *buf, size_t len, uint64_t deadline_ms)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct timespec now;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now_ms;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+		if (now_ms >= deadline_ms)
+			break;
+		if (poll(&p, 1, (int)(deadline_ms - now_ms)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!p.revents)
+			continue;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+/*
+ * Record the sampler's pid for the epilog: written beside and renamed
+ * into place, so a reader never sees a half-written file.
+ */
+static int write_pid(const char *state, pid_t pid)
+{
+	char path[4200], tmp[4200], text[24];
+	size_t len = utoa((unsigned long)pid, text);
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/syncmon.pid", state);
+	snprintf(tmp, sizeof(tmp), "%s/syncmon.pid.new", state);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, len) == (ssize_t)len;
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errlen)
+{
+	char state[4096], lock[4200], opt_job[16], opt_uid[16], opt_gid[16];
+	/* On this thread's stack: two steps' threads may start at once. */
+	char escape[LWK_ESCAPE_MAX][512];
+	int lock_fd, prog_fd, nescape = 0, ready[2];
+	pid_t child, sampler = 0;
+	int status, exec_errno = 0;
+	struct timespec now;
+	uint64_t deadline;
+
+	if (lwk_state_dir(a->state_root, a->node, a->job, state, sizeof(state), err, errlen) ||
+	    (prog_fd = open_program(a->program, err, errlen)) < 0)
+		return -1;
+	snprintf(lock, sizeof(lock), "%s/syncmon.lock", state);
+	lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0) {
+		snprintf(err, errlen, "lwk: cannot open %s: %s", lock, strerror(errno));
+		close(prog_fd);
+		return -1;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		close(lock_fd);
+		close(prog_fd);
+		if (errno == EWOULDBLOCK)
+			return 0; /* this job's sampler already runs on this node */
+		snprintf(err, errlen, "lwk: cannot lock %s: %s", lock, strerror(errno));
+		return -1;
+	}
+	if (a->cgroup_root) {
+		char buf[8192];
+		int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			nescape = lwk_cgroup_escape_paths(buf, a->job, a->cgroup_root, escape,
+							  LWK_ESCAPE_MAX);
+		}
+	}
+	snprintf(opt_job, sizeof(opt_job), "%u", a->job);
+	snprintf(opt_uid, sizeof(opt_uid), "%u", (unsigned)a->uid);
+	snprintf(opt_gid, sizeof(opt_gid), "%u", (unsigned)a->gid);
+
+	/*
+	 * The sampler reports on this pipe: its pid first, then either
+	 * nothing (the pipe closes when exec succeeds: close-on-exec) or the
+	 * errno of a failed exec.  So the pid is on record before this
+	 * returns, and then it is the sampler's own: a job that ends at once
+	 * still has its sampler stopped by the epilog.
+	 */
+	if (pipe2(ready, O_CLOEXEC)) {
+		snprintf(err, errlen, "lwk: cannot make a pipe for the sampler: %s", strerror(errno));
+		close(lock_fd);
+		close(prog_fd);
+		return -1;
+	}
+	child = fork();
+	if (child < 0) {
+		snprintf(err, errlen, "lwk: cannot fork the sampler: %s", strerror(errno));
+		close(ready[0]);
+		close(ready[1]);
+		close(lock_fd);
+		close(prog_fd);
+		return -1;
+	}
+	if (child == 0) {
+		/* Detach twice: the sampler must outlive this step and not be
+		 * one of its processes.  Only async-signal-safe calls from here
+		 * on (this was a multi-threaded slurmstepd). */
+		sigset_t all;
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		int null, lk, prog, wr;
+		pid_t me;
+
+		close(ready[0]);
+		setsid();
+		if (fork() != 0)
+			_exit(0); /* a failed fork: the pipe closes with no pid */
+		/* Default dispositions: an ignored SIGTERM would survive exec
+		 * and the epilog's stop could not end a sampler that has not
+		 * set its handler yet. */
+		for (int sig = 1; sig < NSIG; sig++)
+			sigaction(sig, &dfl, NULL);
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		/* fd 3: the locked file, held for the sampler's life (no
+		 * close-on-exec); fd 4: the checked program, for fexecve; fd 5:
+		 * the pipe (close-on-exec).  Each first moves out of the way so
+		 * that placing one cannot clobber another. */
+		lk = fcntl(lock_fd, F_DUPFD_CLOEXEC, 10);
+		prog = fcntl(prog_fd, F_DUPFD_CLOEXEC, 10);
+		wr = fcntl(ready[1], F_DUPFD_CLOEXEC, 10);
+		if (lk < 0 || prog < 0 || wr < 0)
+			_exit(127);
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		if (dup2(lk, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 || dup3(prog, 4, O_CLOEXEC) < 0 ||
+		    dup3(wr, 5, O_CLOEXEC) < 0)
+			_exit(127);
+		closefrom(6);
+		me = getpid();
+		if (write(5, &me, sizeof(me)) != (ssize_t)sizeof(me))
+			_exit(127);
+		for (int i = 0; i < nescape; i++) {
+			char pidtxt[24];
+			size_t len = utoa((unsigned long)me, pidtxt);
+			int fd = open(escape[i], O_WRONLY | O_CLOEXEC);
+
+			if (fd >= 0) {
+				if (write(fd, pidtxt, len) < 0) {
+					/* best effort: the epilog still stops it */
+				}
+				close(fd);
+			}
+		}
+		{
+			const char *argv[24];
+			int i = 0, e;
+			char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+
+			argv[i++] = a->program;
+			argv[i++] = "--job";
+			argv[i++] = opt_job;
+			argv[i++] = "--node";
+			argv[i++] = a->node;
+			argv[i++] = "--uid";
+			argv[i++] = opt_uid;
+			argv[i++] = "--gid";
+			argv[i++] = opt_gid;
+			argv[i++] = "--dir";
+			argv[i++] = a->dir;
+			argv[i++] = "--state";
+			argv[i++] = state;
+			argv[i++] = "--options";
+			argv[i++] = a->options;
+			if (a->cgroup) {
+				argv[i++] = "--cgroup";
+				argv[i++] = a->cgroup;
+			}
+			if (a->cpus) {
+				argv[i++] = "--cpus";
+				argv[i++] = a->cpus;
+			}
+			argv[i] = NULL;
+			fexecve(4, (char *const *)argv, envp);
+			e = errno;
+			if (write(5, &e, sizeof(e)) < 0) {
+				/* the starter sees a closed pipe: still an error */
+			}
+		}
+		_exit(127);
+	}
+	close(ready[1]);
+	close(lock_fd); /* the sampler keeps the lock through its own fd */
+	close(prog_fd);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	/* Exec is quick; the bound is for a stray copy of the pipe's write
+	 * end (another thread's fork at the wrong moment). */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 + 10000;
+	if (read_within(ready[0], &sampler, sizeof(sampler), deadline) != sizeof(sampler) ||
+	    sampler <= 1) {
+		close(ready[0]);
+		snprintf(err, errlen, "lwk: cannot start the sampler %s: it did not report", a->program);
+		return -1;
+	}
+	if (read_within(ready[0], &exec_errno, sizeof(exec_errno), deadline) == sizeof(exec_errno)) {
+		close(ready[0]);
+		snprintf(err, errlen, "lwk: cannot run the sampler %s: %s", a->program,
+			 strerror(exec_errno));
+		return -1; /* it exited: its lock went with it */
+	}
+	close(ready[0]);
+	if (write_pid(state, sampler)) {
+		/* The stop still finds it by its command line. */
+		snprintf(err, errlen, "lwk: cannot record the sampler's pid in %s: %s", state,
+			 strerror(errno));
+	}
+	return 1;
+}
+
+static int lock_free(const char *lock)
+{
+	int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	int free_now;
+
+	if (fd < 0)
+		return 1;
+	free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return free_now;
+}
+
+/*
+ * Is pid the sampler of this state directory (not a reused pid)?  A
+ * root process whose command line has "--state <state>": the starter
+ * passes it, and it names one job on one node (several nodes of a dev
+ * cluster share a host and a job id).
+ */
+static int is_our_sampler(pid_t pid, const char *state)
+{
+	char path[64], buf[8192];
+	struct stat st;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) || st.st_uid != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n;) {
+		const char *arg = buf + i;
+		size_t len = strlen(arg);
+
+		if (!strcmp(arg, "--state") && i + (ssize_t)len + 1 < n)
+			return !strcmp(arg + len + 1, state);
+		i += (ssize_t)len + 1;
+	}
+	return 0;
+}
+
+/* The sampler of this state directory by its command line: for a start
+ * whose pid was never recorded (its slurmstepd was killed mid-start). */
+static pid_t find_sampler(const char *state)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid > 1 && !*end && is_our_sampler((pid_t)pid, state))
+			found = (pid_t)pid;
+	}
+	closedir(d);
+	return found;
+}
+
+static pid_t recorded_pid(const char *state)
+{
+	char path[4200], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/syncmon.pid", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int wait_ms,
+		     char *log, size_t loglen)
+{
+	char state[4096], path[4200], lock[4200];
+	struct stat st;
+	pid_t pid = 0;
+	int fd, stopped = 0, t = 0;
+
+	if (log && loglen)
+		log[0] = '\0';
+	snprintf(state, sizeof(state), "%s/%s/%u", state_root, node, job);
+	if (lstat(state, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(lock, sizeof(lock), "%s/syncmon.lock", state);
+	/*
+	 * A held lock means a sampler, or a start under way.  Its pid is on
+	 * record once the start returned; if the start was cut short (its
+	 * slurmstepd killed), look for it by its command line, for as long
+	 * as the wait allows.
+	 */
+	while (!lock_free(lock)) {
+		pid = recorded_pid(state);
+		if (pid <= 1 || !is_our_sampler(pid, state))
+			pid = find_sampler(state);
+		if (pid > 1 || t >= wait_ms)
+			break;
+		sleep_ms(10);
+		t += 10;
+	}
+	if (pid > 1) {
+		kill(pid, SIGTERM);
+		stopped = 1;
+		for (t = 0; t < wait_ms && !lock_free(lock); t += 10)
+			sleep_ms(10);
+		if (!lock_free(lock) && is_our_sampler(pid, state)) {
+			kill(pid, SIGKILL);
+			/* Gone before its files are removed under it. */
+			for (t = 0; t < 1000 && !lock_free(lock); t += 10)
+				sleep_ms(10);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/syncmon.log", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && log && loglen) {
+		ssize_t n = read(fd, log, loglen - 1);
+
+		log[n > 0 ? n : 0] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	static const char *const files[] = { "syncmon.log", "syncmon.pid", "syncmon.pid.new",
+					     "syncmon.lock" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", state, files[i]);
+		unlink(path);
+	}
+	rmdir(state);
+	snprintf(path, sizeof(path), "%s/%s", state_root, node);
+	rmdir(path); /* fails while other jobs have state: fine */
+	return stopped;
+}
+
+int lwk_syncmon_sweep(const char *state_root, const char *node)
+{
+	char lock[4400];
+	uint32_t jobs[4096];
+	int n = lwk_state_jobs(state_root, node, jobs, 4096), cleaned = 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(lock, sizeof(lock), "%s/%s/%u/syncmon.lock", state_root, node, jobs[i]);
+		bool had = access(lock, F_OK) == 0;
+
+		if (!lock_free(lock))
+			continue; /* its sampler still runs */
+		/* Reuse the epilog's removal; nothing to signal.  It also
+		 * removes a job directory left empty. */
+		lwk_syncmon_stop(state_root, node, jobs[i], 0, NULL, 0);
+		cleaned += had;
+	}
+	return cleaned;
+}
