@@ -14,6 +14,9 @@
  * Every path is built from the root, a path Slurm made, and fixed knob
  * names: nothing a user typed.  Files are opened O_NOFOLLOW, never
  * created: a missing file is a missing controller, reported by name.
+ *
+ * Also the kill of every process in a cgroup tree (node/cgroup_kill.c);
+ * the rest is node/cgroup.c.
  */
 #ifndef LWK_CGROUP_H
 #define LWK_CGROUP_H
@@ -95,8 +98,8 @@ int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuse
 int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
 			     char *err, size_t errlen);
 /*
- * SIGKILL every process in the cgroup at path and in the cgroups below
- * it, and never one outside: hier is the hierarchy's root (the cgroup
+ * node/cgroup_kill.c: SIGKILL every process in the cgroup at path and
+ * in the cgroups below it, and never one outside: hier is the hierarchy's root (the cgroup
  * root on v2, <root>/<controller> on v1), controller NULL on v2, proc
  * the /proc to read.  Where the kernel has cgroup.kill (v2, 5.14+) it
  * kills the subtree itself.  Otherwise each pid of cgroup.procs is

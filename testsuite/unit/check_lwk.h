@@ -15,6 +15,7 @@ Suite *monitor_suite(void);
 Suite *sampler_suite(void);
 Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
+Suite *cgroup_kill_suite(void);
 Suite *hugeperf_suite(void);
 Suite *lwkplan_suite(void);
 Suite *irqaff_suite(void);

@@ -1,6 +1,7 @@
 # testsuite/unit/node: the tests of spank/node/, listed by the top Makefile.am.
 testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_cgroup.c \
+	testsuite/unit/node/check_cgroup_kill.c \
 	testsuite/unit/node/check_hugeperf.c \
 	testsuite/unit/node/check_irqaff.c \
 	testsuite/unit/node/check_slurmcg.c \
