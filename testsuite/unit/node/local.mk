@@ -2,7 +2,8 @@
 testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_cgroup.c \
 	testsuite/unit/node/check_cgroup_kill.c \
-	testsuite/unit/node/check_hugeperf.c \
+	testsuite/unit/node/check_hugepages.c \
+	testsuite/unit/node/check_perfcount.c \
 	testsuite/unit/node/check_irqaff.c \
 	testsuite/unit/node/check_slurmcg.c \
 	testsuite/unit/node/check_joblive.c
