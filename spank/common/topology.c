@@ -152,40 +152,29 @@ static int source_rank(const char *src)
 	return !strcmp(src, "L3 cache") ? 0 : !strcmp(src, "kernel die") ? 1 : 2;
 }
 
-struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errlen)
+/* The online CPUs (else the present ones) and their count. */
+static int read_online(const char *root, struct lwk_topology *t, char *err, size_t errlen)
 {
-	struct lwk_topology *t = calloc(1, sizeof(*t));
-	struct lwk_cpuset *siblings = NULL;
-	int *l3key = NULL, *pkg_first = NULL;
-	const char *source = "package";
-	int c, i;
-
-	if (!t) {
-		fail(err, errlen, "lwk: topology: out of memory");
-		return NULL;
-	}
 	if (read_list(root, &t->online, "devices/system/cpu/online") &&
 	    read_list(root, &t->online, "devices/system/cpu/present")) {
 		fail(err, errlen, "lwk: topology: cannot read %s/devices/system/cpu/online", root);
-		goto error;
+		return -1;
 	}
 	t->ncpus = lwk_cpuset_count(&t->online);
 	if (t->ncpus == 0) {
 		fail(err, errlen, "lwk: topology: no online CPU under %s", root);
-		goto error;
+		return -1;
 	}
-	t->cpus = calloc(t->ncpus, sizeof(*t->cpus));
-	t->cores = calloc(t->ncpus, sizeof(*t->cores));
-	t->dies = calloc(t->ncpus, sizeof(*t->dies));
-	t->numa = calloc(MAX_NODES, sizeof(*t->numa));
-	siblings = calloc(t->ncpus, sizeof(*siblings));
-	l3key = calloc(t->ncpus, sizeof(*l3key));
-	if (!t->cpus || !t->cores || !t->dies || !t->numa || !siblings || !l3key) {
-		fail(err, errlen, "lwk: topology: out of memory");
-		goto error;
-	}
+	return 0;
+}
 
-	/* Per CPU: package, siblings, L3 domain. */
+/* Per CPU: package, siblings, L3 domain. */
+static void read_cpus(const char *root, struct lwk_topology *t, struct lwk_cpuset *siblings,
+		      int *l3key)
+{
+	const char *source = "package";
+	int c, i;
+
 	for (i = 0, c = lwk_cpuset_first(&t->online); c >= 0; c = lwk_cpuset_next(&t->online, c), i++) {
 		struct lwk_topo_cpu *p = &t->cpus[i];
 		const char *src;
@@ -206,12 +195,12 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 			source = src;
 	}
 	snprintf(t->source, sizeof(t->source), "%s", source);
+}
 
-	/* Packages: one L3 domain each where sysfs says nothing finer. */
-	pkg_first = calloc(t->ncpus, sizeof(*pkg_first));
-	if (!pkg_first)
-		goto oom;
-	for (i = 0; i < (int)t->ncpus; i++) {
+/* Packages: one L3 domain each where sysfs says nothing finer. */
+static void count_packages(struct lwk_topology *t, const int *l3key, int *pkg_first)
+{
+	for (int i = 0; i < (int)t->ncpus; i++) {
 		int k;
 
 		for (k = 0; k < i; k++)
@@ -222,50 +211,60 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 		pkg_first[i] = t->cpus[k].cpu;
 		t->cpus[i].l3 = l3key[i] >= 0 ? l3key[i] : pkg_first[i];
 	}
+}
 
-	/* NUMA nodes; a kernel without NUMA has one node holding all. */
-	{
-		struct lwk_cpuset nodes;
+/* NUMA nodes; a kernel without NUMA has one node holding all. */
+static void read_numa(const char *root, struct lwk_topology *t)
+{
+	struct lwk_cpuset nodes;
 
-		if (read_list(root, &nodes, "devices/system/node/online")) {
-			lwk_cpuset_zero(&nodes);
-			for (int n = 0; n < MAX_NODES; n++) {
-				struct lwk_cpuset tmp;
+	if (read_list(root, &nodes, "devices/system/node/online")) {
+		lwk_cpuset_zero(&nodes);
+		for (int n = 0; n < MAX_NODES; n++) {
+			struct lwk_cpuset tmp;
 
-				if (read_list(root, &tmp, "devices/system/node/node%d/cpulist", n) == 0)
-					lwk_cpuset_set(&nodes, (unsigned)n);
-			}
-		}
-		for (int n = lwk_cpuset_first(&nodes); n >= 0 && n < MAX_NODES;
-		     n = lwk_cpuset_next(&nodes, n)) {
-			struct lwk_topo_numa *nn = &t->numa[t->nnuma];
-
-			nn->node = n;
-			if (read_list(root, &nn->cpus, "devices/system/node/node%d/cpulist", n))
-				lwk_cpuset_zero(&nn->cpus);
-			lwk_cpuset_and(&nn->cpus, &t->online);
-			read_node_mem(root, nn);
-			t->nnuma++;
-		}
-		if (t->nnuma == 0) {
-			t->numa[0].node = 0;
-			t->numa[0].cpus = t->online;
-			t->nnuma = 1;
+			if (read_list(root, &tmp, "devices/system/node/node%d/cpulist", n) == 0)
+				lwk_cpuset_set(&nodes, (unsigned)n);
 		}
 	}
-	for (i = 0; i < (int)t->ncpus; i++) {
+	for (int n = lwk_cpuset_first(&nodes); n >= 0 && n < MAX_NODES;
+	     n = lwk_cpuset_next(&nodes, n)) {
+		struct lwk_topo_numa *nn = &t->numa[t->nnuma];
+
+		nn->node = n;
+		if (read_list(root, &nn->cpus, "devices/system/node/node%d/cpulist", n))
+			lwk_cpuset_zero(&nn->cpus);
+		lwk_cpuset_and(&nn->cpus, &t->online);
+		read_node_mem(root, nn);
+		t->nnuma++;
+	}
+	if (t->nnuma == 0) {
+		t->numa[0].node = 0;
+		t->numa[0].cpus = t->online;
+		t->nnuma = 1;
+	}
+}
+
+/* Each CPU's NUMA node (the last that lists it); every CPU needs one. */
+static int place_numa(const char *root, struct lwk_topology *t, char *err, size_t errlen)
+{
+	for (int i = 0; i < (int)t->ncpus; i++) {
 		for (unsigned n = 0; n < t->nnuma; n++)
 			if (lwk_cpuset_isset(&t->numa[n].cpus, (unsigned)t->cpus[i].cpu))
 				t->cpus[i].numa = (int)n;
 		if (t->cpus[i].numa < 0) {
 			fail(err, errlen, "lwk: topology: CPU %d is in no NUMA node under %s",
 			     t->cpus[i].cpu, root);
-			goto error;
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	/* Cores: the sibling sets, in order of first CPU. */
-	for (i = 0; i < (int)t->ncpus; i++) {
+/* Cores: the sibling sets, in order of first CPU. */
+static void group_cores(struct lwk_topology *t, const struct lwk_cpuset *siblings)
+{
+	for (int i = 0; i < (int)t->ncpus; i++) {
 		struct lwk_topo_core *core;
 		unsigned nthreads = 0;
 
@@ -285,8 +284,14 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 			t->threads_per_core = nthreads;
 		t->ncores++;
 	}
+}
 
-	/* Dies: L3 domain x NUMA node, in order of first CPU. */
+/* Dies: L3 domain x NUMA node, in order of first CPU; then each core's
+ * die and each die's count of cores. */
+static void group_dies(struct lwk_topology *t)
+{
+	int i;
+
 	for (i = 0; i < (int)t->ncpus; i++) {
 		struct lwk_topo_cpu *p = &t->cpus[i];
 		unsigned d;
@@ -316,6 +321,40 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 		t->cores[k].die = t->cpus[i].die;
 		t->dies[t->cpus[i].die].ncores++;
 	}
+}
+
+struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errlen)
+{
+	struct lwk_topology *t = calloc(1, sizeof(*t));
+	struct lwk_cpuset *siblings = NULL;
+	int *l3key = NULL, *pkg_first = NULL;
+
+	if (!t) {
+		fail(err, errlen, "lwk: topology: out of memory");
+		return NULL;
+	}
+	if (read_online(root, t, err, errlen))
+		goto error;
+	t->cpus = calloc(t->ncpus, sizeof(*t->cpus));
+	t->cores = calloc(t->ncpus, sizeof(*t->cores));
+	t->dies = calloc(t->ncpus, sizeof(*t->dies));
+	t->numa = calloc(MAX_NODES, sizeof(*t->numa));
+	siblings = calloc(t->ncpus, sizeof(*siblings));
+	l3key = calloc(t->ncpus, sizeof(*l3key));
+	if (!t->cpus || !t->cores || !t->dies || !t->numa || !siblings || !l3key) {
+		fail(err, errlen, "lwk: topology: out of memory");
+		goto error;
+	}
+	read_cpus(root, t, siblings, l3key);
+	pkg_first = calloc(t->ncpus, sizeof(*pkg_first));
+	if (!pkg_first)
+		goto oom;
+	count_packages(t, l3key, pkg_first);
+	read_numa(root, t);
+	if (place_numa(root, t, err, errlen))
+		goto error;
+	group_cores(t, siblings);
+	group_dies(t);
 	free(siblings);
 	free(l3key);
 	free(pkg_first);
