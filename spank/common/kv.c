@@ -249,13 +249,117 @@ static bool name_char(unsigned char c)
 	return isalnum(c) || c == '_' || c == '.' || c == ':' || c == '+' || c == '-';
 }
 
+/* A number (UINT, SIZE, DURATION, PERCENT): parsed, within [min, max],
+ * stored as a uint64_t. */
+static int apply_number(const struct lwk_kv_key *k, const char *value, char *field)
+{
+	uint64_t v = 0;
+	int ok = -1;
+
+	switch (k->type) {
+	case LWK_KV_UINT: {
+		const char *end;
+
+		ok = parse_digits(value, &v, &end) == 0 && !*end ? 0 : -1;
+		break;
+	}
+	case LWK_KV_SIZE:
+		ok = lwk_parse_size(value, &v);
+		break;
+	case LWK_KV_DURATION:
+		ok = lwk_parse_duration(value, &v);
+		break;
+	case LWK_KV_PERCENT:
+		ok = lwk_parse_percent(value, &v);
+		break;
+	default:
+		break;
+	}
+	if (ok == 0) {
+		if (v < k->min || v > k->max)
+			ok = -1;
+		else
+			*(uint64_t *)field = v;
+	}
+	return ok;
+}
+
+/* One of k->choices, stored as its index. */
+static int apply_enum(const struct lwk_kv_key *k, const char *value, char *field)
+{
+	for (int i = 0; k->choices[i]; i++)
+		if (!strcmp(k->choices[i], value)) {
+			*(int *)field = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* "auto" (an empty set) or a list of numbers below k->max. */
+static int apply_list(const struct lwk_kv_key *k, const char *value, char *field)
+{
+	struct lwk_cpuset s;
+	char list[LWK_KV_MAX_ARG];
+
+	/* Inside a comma-separated option, list members are
+	 * separated by ':' ("numa=0:2-3"). */
+	snprintf(list, sizeof(list), "%s", value);
+	for (char *p = list; *p; p++) {
+		if (*p == ',')
+			*p = ' '; /* never valid: keeps "0,1" out */
+		else if (*p == ':')
+			*p = ',';
+	}
+	if (!strcmp(value, "auto")) {
+		lwk_cpuset_zero((struct lwk_cpuset *)field);
+		return 0;
+	}
+	if (*value && lwk_cpulist_parse(list, (unsigned)k->max, &s) == 0 &&
+	    lwk_cpuset_count(&s) > 0) {
+		*(struct lwk_cpuset *)field = s;
+		return 0;
+	}
+	return -1;
+}
+
+/* A PATH or a NAME, shorter than k->max, copied with its NUL. */
+static int apply_text(const struct lwk_kv_key *k, const char *value, char *field)
+{
+	size_t n = strlen(value);
+
+	if (n == 0 || n >= k->max)
+		return -1;
+	for (const char *p = value; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (k->type == LWK_KV_NAME ? !name_char(c)
+					   : (c < 0x20 || c == 0x7f || c == ','))
+			return -1;
+	}
+	memset(field, 0, k->max);
+	memcpy(field, value, n + 1);
+	return 0;
+}
+
+static int apply_bool(const char *value, char *field)
+{
+	if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1")) {
+		*(bool *)field = true;
+		return 0;
+	}
+	if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0")) {
+		*(bool *)field = false;
+		return 0;
+	}
+	return -1;
+}
+
 int lwk_kv_apply(const struct lwk_kv_key *keys, const char *what,
 		 const char *key, const char *value, void *dst,
 		 char *err, size_t errlen)
 {
 	const struct lwk_kv_key *k;
 	char *field;
-	uint64_t v = 0;
 	char allowed[256], shown[80];
 	int ok = -1;
 
@@ -273,85 +377,26 @@ int lwk_kv_apply(const struct lwk_kv_key *keys, const char *what,
 	}
 	field = (char *)dst + k->offset;
 	switch (k->type) {
-	case LWK_KV_UINT: {
-		const char *end;
-
-		ok = parse_digits(value, &v, &end) == 0 && !*end ? 0 : -1;
-		break;
-	}
+	case LWK_KV_UINT:
 	case LWK_KV_SIZE:
-		ok = lwk_parse_size(value, &v);
-		break;
 	case LWK_KV_DURATION:
-		ok = lwk_parse_duration(value, &v);
-		break;
 	case LWK_KV_PERCENT:
-		ok = lwk_parse_percent(value, &v);
+		ok = apply_number(k, value, field);
 		break;
 	case LWK_KV_ENUM:
-		for (int i = 0; k->choices[i]; i++)
-			if (!strcmp(k->choices[i], value)) {
-				*(int *)field = i;
-				ok = 0;
-				goto done;
-			}
+		ok = apply_enum(k, value, field);
 		break;
-	case LWK_KV_LIST: {
-		struct lwk_cpuset s;
-
-		char list[LWK_KV_MAX_ARG];
-
-		/* Inside a comma-separated option, list members are
-		 * separated by ':' ("numa=0:2-3"). */
-		snprintf(list, sizeof(list), "%s", value);
-		for (char *p = list; *p; p++) {
-			if (*p == ',')
-				*p = ' '; /* never valid: keeps "0,1" out */
-			else if (*p == ':')
-				*p = ',';
-		}
-		if (!strcmp(value, "auto")) {
-			lwk_cpuset_zero((struct lwk_cpuset *)field);
-			ok = 0;
-		} else if (*value && lwk_cpulist_parse(list, (unsigned)k->max, &s) == 0 &&
-			   lwk_cpuset_count(&s) > 0) {
-			*(struct lwk_cpuset *)field = s;
-			ok = 0;
-		}
-		goto done;
-	}
+	case LWK_KV_LIST:
+		ok = apply_list(k, value, field);
+		break;
 	case LWK_KV_PATH:
-	case LWK_KV_NAME: {
-		size_t n = strlen(value);
-
-		if (n == 0 || n >= k->max)
-			break;
-		for (const char *p = value; *p; p++) {
-			unsigned char c = (unsigned char)*p;
-
-			if (k->type == LWK_KV_NAME ? !name_char(c)
-						   : (c < 0x20 || c == 0x7f || c == ','))
-				goto done;
-		}
-		memset(field, 0, k->max);
-		memcpy(field, value, n + 1);
-		ok = 0;
-		goto done;
-	}
+	case LWK_KV_NAME:
+		ok = apply_text(k, value, field);
+		break;
 	case LWK_KV_BOOL:
-		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1"))
-			*(bool *)field = true, ok = 0;
-		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
-			*(bool *)field = false, ok = 0;
-		goto done;
+		ok = apply_bool(value, field);
+		break;
 	}
-	if (ok == 0 && k->type != LWK_KV_ENUM) {
-		if (v < k->min || v > k->max)
-			ok = -1;
-		else
-			*(uint64_t *)field = v;
-	}
-done:
 	if (ok) {
 		quote(value, shown, sizeof(shown));
 		describe(k, allowed, sizeof(allowed));
