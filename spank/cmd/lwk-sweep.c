@@ -165,6 +165,42 @@ static void list_jobs(const char *state_dir, const char *node)
 	}
 }
 
+/* The node's name when --node gives none: $SLURMD_NODENAME (env), else
+ * the short host name. */
+static void default_node(char *node, size_t len, const char *env)
+{
+	if (env && *env)
+		snprintf(node, len, "%s", env);
+	else if (gethostname(node, len - 1) == 0)
+		node[strcspn(node, ".")] = '\0';
+}
+
+/* The sweep itself: --lwk partitions, sampler states, casas records of
+ * gone jobs.  0, or 1 when jobs slurmctld could not tell about were
+ * kept. */
+static int sweep(const struct lwk_node_roots *r, const char *state_dir, const char *node)
+{
+	char log[65536];
+	int n, s;
+
+	n = lwk_part_sweep(r, sweep_alive, log, sizeof(log));
+	fputs(log, stdout);
+	s = lwk_syncmon_sweep(state_dir, node);
+	/* --contention-aware: gone jobs' records dropped, the split re-planned. */
+	log[0] = '\0';
+	lwk_casas_leave(r, 0, sweep_alive, log, sizeof(log));
+	fputs(log, stdout);
+	printf("lwk-sweep: %s: %d --lwk partition(s) torn down, %d sampler state(s) removed\n", node,
+	       n, s);
+	if (nunknown) {
+		/* Not a clean sweep: the admin decides (--force). */
+		fprintf(stderr, "lwk-sweep: %d job(s) kept that slurmctld could not tell about; --force sweeps them\n",
+			nunknown);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -178,11 +214,11 @@ int main(int argc, char **argv)
 	};
 	const char *plugstack = "/etc/slurm/plugstack.conf", *env = getenv("SLURMD_NODENAME");
 	const char *slurmfull = NULL;
-	char node[256] = "", err[1024], log[65536];
+	char node[256] = "", err[1024];
 	struct lwk_config c;
 	struct lwk_node_roots r;
 	bool dry = false;
-	int opt, n, s;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "p:n:dfs:h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -213,12 +249,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!node[0]) {
-		if (env && *env)
-			snprintf(node, sizeof(node), "%s", env);
-		else if (gethostname(node, sizeof(node) - 1) == 0)
-			node[strcspn(node, ".")] = '\0';
-	}
+	if (!node[0])
+		default_node(node, sizeof(node), env);
 	if (!node[0] || strchr(node, '/') || node[0] == '.') {
 		fprintf(stderr, "lwk-sweep: node name '%s' is not usable; give --node\n", node);
 		return 2;
@@ -242,20 +274,5 @@ int main(int argc, char **argv)
 		list_jobs(c.state_dir, node);
 		return 0;
 	}
-	n = lwk_part_sweep(&r, sweep_alive, log, sizeof(log));
-	fputs(log, stdout);
-	s = lwk_syncmon_sweep(c.state_dir, node);
-	/* --contention-aware: gone jobs' records dropped, the split re-planned. */
-	log[0] = '\0';
-	lwk_casas_leave(&r, 0, sweep_alive, log, sizeof(log));
-	fputs(log, stdout);
-	printf("lwk-sweep: %s: %d --lwk partition(s) torn down, %d sampler state(s) removed\n", node,
-	       n, s);
-	if (nunknown) {
-		/* Not a clean sweep: the admin decides (--force). */
-		fprintf(stderr, "lwk-sweep: %d job(s) kept that slurmctld could not tell about; --force sweeps them\n",
-			nunknown);
-		return 1;
-	}
-	return 0;
+	return sweep(&r, c.state_dir, node);
 }

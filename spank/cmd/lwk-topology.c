@@ -95,6 +95,22 @@ static void print_slurm(const struct lwk_topology *t, const char *name, enum lwk
 	printf("\n");
 }
 
+/* --map-cores: the Linux CPUs of Slurm's abstract cores map.  0, or 1
+ * with a message. */
+static int print_map(const struct lwk_topology *t, enum lwk_slurm_socket kind, const char *map)
+{
+	struct lwk_cpuset cpus;
+	char buf[4096], err[512];
+
+	if (lwk_topology_map_slurm_cores(t, kind, map, &cpus, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	lwk_cpulist_format(&cpus, buf, sizeof(buf));
+	printf("%s\n", buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -110,7 +126,7 @@ int main(int argc, char **argv)
 	char name[256], err[512];
 	enum lwk_slurm_socket kind = LWK_SOCKET_PACKAGE;
 	struct lwk_topology *t;
-	int c;
+	int c, rc = 0;
 
 	if (gethostname(name, sizeof(name)))
 		strcpy(name, "node");
@@ -158,24 +174,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	if (map) {
-		struct lwk_cpuset cpus;
-		char buf[4096];
-
-		if (lwk_topology_map_slurm_cores(t, kind, map, &cpus, err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			lwk_topology_free(t);
-			return 1;
-		}
-		lwk_cpulist_format(&cpus, buf, sizeof(buf));
-		printf("%s\n", buf);
-	} else if (!strcmp(format, "conf")) {
+	if (map)
+		rc = print_map(t, kind, map);
+	else if (!strcmp(format, "conf"))
 		print_conf(t, name);
-	} else if (!strcmp(format, "slurm")) {
+	else if (!strcmp(format, "slurm"))
 		print_slurm(t, name, kind);
-	} else {
+	else
 		print_table(t);
-	}
 	lwk_topology_free(t);
-	return 0;
+	return rc;
 }
