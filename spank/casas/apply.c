@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --contention-aware: the job's cgroup.  Where it is (from
+ * /proc/<pid>/cgroup), and the CPUs and memory nodes written on its tree;
+ * memory under its own lock (.mems.lock), after the node lock.
+ */
+#define _GNU_SOURCE
+#include "casas/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/* ---- where the job's cgroup is --------------------------------------------- */
+
+/* The path of line (text after the second ':'), cut after "/job_<job>"
+ * when it names that job: its length, or 0. */
+static size_t job_prefix(const char *path, size_t n, const char *want)
+{
+	size_t wl = strlen(want);
+
+	for (size_t h = 0; h + wl <= n; h++)
+		if (!strncmp(path + h, want, wl) && (h + wl == n || path[h + wl] == '/'))
+			return h + wl;
+	return 0;
+}
+
+int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len)
+{
+	char want[32];
+	const char *p = proc_cgroup;
+	int best = 0; /* 3: v2 or v1 cpuset line; 1: another v1 line */
+
+	snprintf(want, sizeof(want), "/job_%u", job);
+	while (*p) {
+		size_t n = strcspn(p, "\n"), plen;
+		const char *c1 = memchr(p, ':', n);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - p)) : NULL;
+
+		if (c2 && (plen = job_prefix(c2 + 1, (size_t)(p + n - c2 - 1), want)) && plen < len) {
+			/* v2 "0::/path"; v1 "N:ctrl,ctrl:/path".  Slurm uses one
+			 * path in every v1 hierarchy, and slurmstepd may not be in
+			 * the cpuset one yet when the step starts: any v1 line
+			 * will do, the cpuset one is best. */
+			bool v2 = c1 == p + 1 && p[0] == '0' && c2 == c1 + 1;
+			bool cpuset = false;
+			int rank;
+
+			for (const char *c = c1 + 1; c < c2;) {
+				size_t w = strcspn(c, ",:");
+
+				if (w == 6 && !strncmp(c, "cpuset", 6))
+					cpuset = true;
+				c += w + 1;
+			}
+			rank = v2 || cpuset ? 3 : 1;
+			if (rank > best) {
+				memcpy(path, c2 + 1, plen);
+				path[plen] = '\0';
+				best = rank;
+			}
+		}
+		p += n + (p[n] == '\n');
+	}
+	return best ? 0 : -1;
+}
+
+/* ---- what is written on it ------------------------------------------------ */
+
+/* The job's CPUs (mems false) or memory nodes on its cgroup tree. */
+int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_record *rec, bool mems,
+		    const struct lwk_cpuset *set, char *err, size_t errlen)
+{
+	struct lwk_cgroup cg;
+
+	if (!rec->cgroup[0])
+		return ERR("lwk: job %u has no cgroup to place", rec->job);
+	if (lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, err, errlen))
+		return -1;
+	return (mems ? lwk_cgroup_set_mems_tree : lwk_cgroup_set_cpus_tree)(&cg, set, err, errlen);
+}
+
+/* Every cpuset.mems write holds it (lwk_casas_bind_memory,
+ * lwk_casas_reapply): two writers could otherwise leave an older
+ * decision's nodes last.  The fd, or -1. */
+int lwk_casas_mems_lock(const struct lwk_node_roots *r)
+{
+	char path[4200];
+	int fd;
+
+	lwk_casas_dir(r, path, sizeof(path));
+	strncat(path, "/.mems.lock", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+/*
+ * Memory follows the CPUs, after the node lock is released: a new
+ * cpuset.mems on v2 migrates the job's memory and waits for every CPU,
+ * which a busy node can make take long (tens of seconds measured on the
+ * TCG guests); the split itself must not wait for it.  Under its own
+ * lock, each job's cgroup gets the memory nodes its record has now (a
+ * later decision's, if one came meanwhile).
+ */
+void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t loglen)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	char err[512];
+	int fd = lwk_casas_mems_lock(r), n;
+
+	if (fd < 0)
+		return;
+	n = lwk_casas_record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
+	for (int i = 0; i < n; i++) {
+		struct lwk_casas_record rec;
+
+		if (lwk_casas_load(r, ids[i], &rec) != 1 || !strcmp(rec.status, "off") ||
+		    !lwk_cpuset_count(&rec.mems))
+			continue;
+		if (lwk_casas_apply(r, &rec, true, &rec.mems, err, sizeof(err)))
+			say(log, loglen, "lwk: contention-aware: job %u: memory nodes not bound: %s",
+			    rec.job, err);
+	}
+	close(fd);
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * casas-internal: what the files of spank/casas/ share among themselves;
+ * nothing outside casas/ includes it (the glue and the others use
+ * casas/casasnode.h).  The files, each over the ones before it:
+ *   record.c      the record: its text (pure), its file, the list of jobs
+ *   liveness.c    what is gone: a process, a probe, a recorded job
+ *   apply.c       the job's cgroup: where it is, its CPUs and memory nodes
+ *   replan.c      the node's re-plan, under the node lock
+ *   membership.c  a job joins, launches a step, reapplies, leaves
+ *   probe.c       the probe and its hold on the job's dies
+ */
+#ifndef LWK_CASAS_INTERNAL_H
+#define LWK_CASAS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "casas/casasnode.h"
+
+/* An error into err (errlen bytes, both in scope): the value -1. */
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+#define say lwk_log_append
+
+/* ---- record.c */
+
+/* <state_root>/<node>/casas */
+void lwk_casas_dir(const struct lwk_node_roots *r, char *buf, size_t len);
+
+/* Make <state_root>/<node>/casas (root's, 0755).  0 or -1 with err. */
+int lwk_casas_make_dirs(const struct lwk_node_roots *r, char *err, size_t errlen);
+
+/* Write rec's record whole or not at all.  0 or -1 with err. */
+int lwk_casas_store(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+		    char *err, size_t errlen);
+
+/* The jobs with a record here, at most max, by job id. */
+int lwk_casas_record_jobs(const struct lwk_node_roots *r, uint32_t *jobs, int max);
+
+/* ---- liveness.c */
+
+/* The start time of process pid in <proc>/<pid>/stat: 0 when gone. */
+unsigned long long lwk_casas_proc_start(const char *proc, unsigned int pid);
+
+/* The probe holding rec has ended without giving the hold back. */
+bool lwk_casas_probe_is_gone(const struct lwk_node_roots *r, const struct lwk_casas_record *rec);
+
+/*
+ * Which recorded jobs are gone, decided before the node lock is taken:
+ * alive() may ask slurmctld (up to MessageTimeout each when it is down),
+ * and --lwk setups, joins, reapplies and epilogs on the node wait for
+ * that lock.  A record written meanwhile is not in the list: alive.
+ */
+struct gone_jobs {
+	int n;
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+};
+
+void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t),
+			 struct gone_jobs *g);
+bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
+
+/* ---- apply.c */
+
+/* The job's CPUs (mems false) or memory nodes on its cgroup tree.  0 or
+ * -1 with err. */
+int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_record *rec, bool mems,
+		    const struct lwk_cpuset *set, char *err, size_t errlen);
+
+/* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
+ * or -1. */
+int lwk_casas_mems_lock(const struct lwk_node_roots *r);
+
+/* Each job's cgroup gets the memory nodes its record has now, under the
+ * .mems.lock; called after the node lock is released. */
+void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t loglen);
+
+/* ---- replan.c */
+
+/* The split of every contention-aware job on the node; the caller holds
+ * the node lock.  Gone jobs (g, found before the lock) are dropped
+ * first.  0, or -1 when a cgroup could not be written or no split was
+ * made. */
+int lwk_casas_replan_locked(const struct lwk_node_roots *r, const struct gone_jobs *g, char *log,
+			    size_t loglen);
+
+#endif

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --contention-aware: a job on the node.  It joins (a record, a first
+ * re-plan), a step of it launches its tasks (all of Slurm's CPUs
+ * meanwhile) and reapplies its dies, it leaves (the others re-planned).
+ */
+#define _GNU_SOURCE
+#include "casas/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
+		   bool (*alive)(uint32_t), char *log, size_t loglen, char *err, size_t errlen)
+{
+	struct lwk_casas_record have;
+	struct gone_jobs gone;
+	uint32_t lwk_owner = 0;
+	int nfd, rc;
+
+	if (lwk_casas_make_dirs(r, err, errlen))
+		return -1;
+	lwk_casas_find_gone(r, alive, &gone);
+	{
+		/* Another live job's --lwk partition owns the node's CPUs
+		 * and IRQs: no die split next to it.  Asked before the node
+		 * lock, as liveness may ask slurmctld; one set up meanwhile
+		 * sees this job's record under the lock and refuses. */
+		uint32_t ids[256];
+		int n = lwk_state_jobs(r->state_root, r->node, ids, 256);
+
+		for (int i = 0; i < n && !lwk_owner; i++) {
+			char st[4200];
+
+			snprintf(st, sizeof(st), "%s/%s/%u/lwk.state", r->state_root, r->node, ids[i]);
+			if (ids[i] != rec->job && access(st, F_OK) == 0 && alive(ids[i]))
+				lwk_owner = ids[i];
+		}
+	}
+	nfd = lwk_node_lock(r->state_root);
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	rc = lwk_casas_load(r, rec->job, &have);
+	if (rc == 1) {
+		*rec = have;
+		if (lwk_casas_probe_is_gone(r, &have)) {
+			/* Its first step ended (or was killed) without probing:
+			 * nothing else would re-plan a job alone on the node. */
+			lwk_casas_replan_locked(r, &gone, log, loglen);
+			lwk_casas_load(r, rec->job, rec);
+			close(nfd);
+			lwk_casas_bind_memory(r, log, loglen);
+			return 0;
+		}
+		close(nfd);
+		return 0;
+	}
+	if (strcmp(rec->status, "off") && lwk_owner) {
+		snprintf(rec->status, sizeof(rec->status), "off");
+		snprintf(rec->why, sizeof(rec->why), "job %u has a --lwk partition on this node",
+			 lwk_owner);
+	}
+	if (strcmp(rec->status, "off")) {
+		/* Held on one die for its first probe window, by this
+		 * process (the step's slurmstepd, whose thread probes). */
+		snprintf(rec->status, sizeof(rec->status), "probing");
+		rec->probing = 1;
+		rec->prober_pid = (unsigned int)getpid();
+		rec->prober_start = lwk_casas_proc_start(r->proc, rec->prober_pid);
+	}
+	if (lwk_casas_store(r, rec, err, errlen)) {
+		close(nfd);
+		return -1;
+	}
+	lwk_casas_replan_locked(r, &gone, log, loglen);
+	lwk_casas_load(r, rec->job, rec);
+	close(nfd);
+	lwk_casas_bind_memory(r, log, loglen);
+	return 1;
+}
+
+int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)
+{
+	struct lwk_casas_record rec = { 0 };
+	int nfd = lwk_node_lock(r->state_root), rc = 0;
+
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	if (lwk_casas_load(r, job, &rec) == 1 && rec.launcher_pid == (unsigned int)getpid()) {
+		char e2[512];
+
+		/* This step's tasks are bound: the decision may narrow them. */
+		rec.launcher_pid = 0;
+		rec.launcher_start = 0;
+		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
+			rc = ERR("%s", e2);
+	}
+	if (rc == 0 && strcmp(rec.status, "off") && !rec.launcher_pid && lwk_cpuset_count(&rec.cpus))
+		rc = lwk_casas_apply(r, &rec, false, &rec.cpus, err, errlen);
+	close(nfd);
+	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
+		/* Under the memory lock, with the record as it is now: a
+		 * bind_memory meanwhile may have written a newer decision. */
+		int mfd = lwk_casas_mems_lock(r);
+
+		if (mfd < 0)
+			return ERR("lwk: cannot take the memory lock of job %u: %s", job,
+				   strerror(errno));
+		if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off") &&
+		    lwk_cpuset_count(&rec.mems))
+			rc = lwk_casas_apply(r, &rec, true, &rec.mems, err, errlen);
+		close(mfd);
+	}
+	return rc;
+}
+
+int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)
+{
+	struct lwk_casas_record rec;
+	int nfd = lwk_node_lock(r->state_root), rc = 0;
+
+	if (nfd < 0)
+		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
+	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off")) {
+		rec.launcher_pid = (unsigned int)getpid();
+		rec.launcher_start = lwk_casas_proc_start(r->proc, rec.launcher_pid);
+		rc = lwk_casas_store(r, &rec, err, errlen);
+		if (rc == 0 && lwk_casas_apply(r, &rec, false, &rec.allowed_cpus, err, errlen))
+			rc = -1;
+	}
+	close(nfd);
+	return rc;
+}
+
+int lwk_casas_leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		    char *log, size_t loglen)
+{
+	char path[4200], dir[4096];
+	struct gone_jobs gone;
+	struct stat st;
+	int nfd, had = 0;
+
+	lwk_casas_dir(r, dir, sizeof(dir));
+	if (lstat(dir, &st))
+		return 0; /* no contention-aware job ever ran here: one stat */
+	lwk_casas_find_gone(r, alive, &gone);
+	nfd = lwk_node_lock(r->state_root);
+	if (nfd < 0)
+		return 0;
+	if (job) {
+		lwk_casas_record_path(r, job, path, sizeof(path));
+		had = unlink(path) == 0;
+		if (had)
+			say(log, loglen, "lwk: contention-aware: job %u left: re-planning the others", job);
+	}
+	lwk_casas_replan_locked(r, &gone, log, loglen);
+	close(nfd);
+	lwk_casas_bind_memory(r, log, loglen);
+	return had;
+}

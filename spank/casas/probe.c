@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --contention-aware: the probe.  One job at a time on the node (the
+ * probe lock) runs on 1, 2, ... dies for a window each while its event
+ * is counted; each step re-plans under the node lock.  Every way out
+ * gives the job's hold back (lwk_casas_unhold when it never began).
+ */
+#define _GNU_SOURCE
+#include "casas/internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node/perfcount.h"
+#include "node/procfs.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep us microseconds in slices, returning early (false) on stop. */
+static bool nap(uint64_t us, const volatile int *stop)
+{
+	while (us) {
+		uint64_t slice = us < 50000 ? us : 50000;
+		struct timespec ts = { 0, (long)slice * 1000 };
+
+		if (stop && *stop)
+			return false;
+		nanosleep(&ts, NULL);
+		us -= slice;
+	}
+	return !(stop && *stop);
+}
+
+/* Per thread with inherit: every thread now in the job's v1 cpuset
+ * cgroup, and what they start from now on. */
+static int open_threads(struct lwk_perf_counter *c, const struct lwk_perf_event *ev,
+			const char *dir, const char *proc, char *err, size_t errlen)
+{
+	pid_t *pids = calloc(4096, sizeof(*pids)); /* never static: see lwk_casas_store() */
+	size_t n = 0;
+
+	c->n = 0;
+	if (!pids || lwk_cgroup_pids(dir, pids, 4096, &n)) {
+		free(pids);
+		return ERR("lwk: cannot list the processes of %.400s", dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char tdir[256];
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(tdir, sizeof(tdir), "%s/%d/task", proc, (int)pids[i]);
+		d = opendir(tdir);
+		if (!d)
+			continue; /* gone */
+		while ((e = readdir(d))) {
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			if (lwk_perf_add_task(c, ev, (pid_t)atoi(e->d_name), true, err, errlen) &&
+			    errno != ESRCH) {
+				closedir(d);
+				lwk_perf_close(c);
+				free(pids);
+				return -1;
+			}
+		}
+		closedir(d);
+	}
+	free(pids);
+	if (!c->n)
+		return ERR("lwk: no thread of the job to count in %.400s", dir);
+	return 0;
+}
+
+static int open_counter(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			struct lwk_perf_counter *c, struct lwk_perf_event *ev, char *err,
+			size_t errlen)
+{
+	char dir[1200];
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+
+	if (lwk_perf_resolve(rec->opts.event, ev, err, errlen))
+		return -1;
+	if (v == LWK_CGROUP_V2) {
+		snprintf(dir, sizeof(dir), "%s%s", r->cgroup_root, rec->cgroup);
+		return lwk_perf_open_cgroup(c, ev, dir, &rec->allowed_cpus, err, errlen);
+	}
+	snprintf(dir, sizeof(dir), "%s/cpuset%s", r->cgroup_root, rec->cgroup);
+	return open_threads(c, ev, dir, r->proc, err, errlen);
+}
+
+/* Update one job's record under the node lock: set its probe state and
+ * maybe a curve point, then re-plan.  false when the record is gone. */
+static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned int probing,
+		       unsigned int k, double ips, const char *counters, bool (*alive)(uint32_t),
+		       struct lwk_casas_record *rec, char *log, size_t loglen)
+{
+	char err[512];
+	struct gone_jobs gone;
+	int nfd;
+	bool ok = false;
+
+	lwk_casas_find_gone(r, alive, &gone);
+	nfd = lwk_node_lock(r->state_root);
+	if (nfd < 0)
+		return false;
+	if (lwk_casas_load(r, job, rec) == 1) {
+		rec->probing = probing;
+		if (!probing) {
+			rec->prober_pid = 0;
+			rec->prober_start = 0;
+		}
+		if (k && k <= LWK_CASAS_MAX_POINTS && k == rec->curve.n + 1) {
+			rec->curve.ips[k] = ips;
+			rec->curve.n = k;
+		}
+		if (counters)
+			snprintf(rec->counters, sizeof(rec->counters), "%s", counters);
+		if (lwk_casas_store(r, rec, err, sizeof(err)) == 0) {
+			lwk_casas_replan_locked(r, &gone, log, loglen);
+			ok = lwk_casas_load(r, job, rec) == 1;
+		}
+	}
+	close(nfd);
+	return ok;
+}
+
+int lwk_casas_unhold(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
+		     char *log, size_t loglen)
+{
+	struct lwk_casas_record rec;
+	bool ok = probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen);
+
+	lwk_casas_bind_memory(r, log, loglen);
+	return ok ? 0 : -1;
+}
+
+/* One job probes at a time on a node: its windows must not see another
+ * job's dies move.  The lock fd, or -1 when told to stop first. */
+static int probe_lock(const struct lwk_node_roots *r, const volatile int *stop)
+{
+	char path[4200];
+	int fd;
+
+	lwk_casas_dir(r, path, sizeof(path));
+	strncat(path, "/.probe.lock", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (!nap(100000, stop)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* Hand what was logged so far to emit (the slurmd log, as it happens). */
+static void flush(char *log, void (*emit)(char *))
+{
+	if (emit && log[0]) {
+		emit(log);
+		log[0] = '\0';
+	}
+}
+
+int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile int *stop,
+		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *))
+{
+	struct lwk_casas_record rec;
+	struct lwk_perf_counter *c = calloc(1, sizeof(*c));
+	struct lwk_perf_event ev;
+	struct lwk_topology *t;
+	struct lwk_cpuset dies;
+	char err[512], counters[256];
+	unsigned int most;
+	int lock, rc = 0;
+	bool per_thread = lwk_cgroup_detect(r->cgroup_root) != LWK_CGROUP_V2;
+
+	/* Every way out gives the hold back (probing 0): a job left held
+	 * stays on one die, and no job's memory is bound while it is. */
+	if (!c) {
+		lwk_casas_unhold(r, job, alive, log, loglen);
+		return -1;
+	}
+	lock = probe_lock(r, stop);
+	if (lock < 0) {
+		/* The step ended while another job probed. */
+		say(log, loglen, "lwk: contention-aware: job %u: the step ended before its probe began",
+		    job);
+		free(c);
+		lwk_casas_unhold(r, job, alive, log, loglen);
+		return 0;
+	}
+	if (lwk_casas_load(r, job, &rec) != 1 || !strcmp(rec.status, "off")) {
+		/* Unreadable: the re-plans skip it, its hold counts for nothing. */
+		close(lock);
+		free(c);
+		lwk_casas_unhold(r, job, alive, log, loglen);
+		return 0;
+	}
+	t = lwk_topology_read(r->sysfs, err, sizeof(err));
+	if (!t) {
+		say(log, loglen, "lwk: contention-aware: job %u: %s", job, err);
+		probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen);
+		close(lock);
+		free(c);
+		return -1;
+	}
+	lwk_casas_whole_dies(t, &rec.allowed_cpus, &dies);
+	most = lwk_cpuset_count(&dies);
+	if (rec.opts.max_dies && rec.opts.max_dies < most)
+		most = (unsigned int)rec.opts.max_dies;
+	lwk_topology_free(t);
+	/* A job is measured once it runs: its first window would otherwise
+	 * see it start its processes (the paper assumes steady behaviour). */
+	nap(rec.opts.probe, stop);
+	if (open_counter(r, &rec, c, &ev, err, sizeof(err))) {
+		snprintf(counters, sizeof(counters), "none: %.240s", err);
+		say(log, loglen, "lwk: contention-aware: job %u: cannot count '%s' here, the split is equal: %s",
+		    job, rec.opts.event, err);
+		probe_step(r, job, 0, 0, 0, counters, alive, &rec, log, loglen);
+		close(lock);
+		free(c);
+		lwk_casas_bind_memory(r, log, loglen);
+		return 0;
+	}
+	snprintf(counters, sizeof(counters), "%s (%s, %s)", ev.name,
+		 ev.type == 0 ? "hardware" : ev.type == 1 ? "software" : "raw",
+		 per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
+	for (unsigned int k = 1; k <= most; k++) {
+		struct lwk_perf_reading a, b;
+		double t0, t1, ips;
+
+		/* Hold the job on k dies; the others keep one each at least. */
+		flush(log, emit);
+		if (!probe_step(r, job, k, 0, 0, counters, alive, &rec, log, loglen))
+			break;
+		flush(log, emit);
+		if (lwk_cpuset_count(&rec.dies) < k) {
+			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies (the other jobs hold the rest)",
+			    job, k - 1);
+			break;
+		}
+		/* Let its threads spread over the new dies first. */
+		if (!nap(rec.opts.probe / 2 > 50000 ? rec.opts.probe / 2 : 50000, stop))
+			break;
+		/* Per thread: the threads of now (inherit covers what they
+		 * start; processes started by others since would be missed). */
+		if (per_thread && k > 1) {
+			lwk_perf_close(c);
+			if (open_counter(r, &rec, c, &ev, err, sizeof(err)))
+				break;
+		}
+		if (lwk_perf_read(c, &a))
+			break;
+		t0 = now_s();
+		if (!nap(rec.opts.probe, stop))
+			break;
+		if (lwk_perf_read(c, &b))
+			break;
+		t1 = now_s();
+		ips = (double)(b.scaled - a.scaled) / (t1 - t0);
+		say(log, loglen, "lwk: contention-aware: job %u: probe on %u die(s): %.4g %s/s", job, k,
+		    ips, ev.name);
+		if (!probe_step(r, job, k, k, ips, NULL, alive, &rec, log, loglen))
+			break;
+	}
+	flush(log, emit);
+	lwk_perf_close(c);
+	free(c);
+	/* Done, or cut short: what was measured decides; memory follows. */
+	if (!probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen)) {
+		rc = -1;
+	} else {
+		char ips[2048];
+
+		lwk_casas_curve_format(&rec.curve, ips, sizeof(ips));
+		say(log, loglen, "lwk: contention-aware: job %u: IPS curve %s", job, ips[0] ? ips : "(none)");
+	}
+	/* The next job may probe while this one's memory moves. */
+	close(lock);
+	flush(log, emit);
+	lwk_casas_bind_memory(r, log, loglen);
+	return rc;
+}
