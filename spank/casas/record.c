@@ -60,6 +60,142 @@ static int parse_set(const char *v, struct lwk_cpuset *s)
 	return lwk_cpulist_parse(v, LWK_MAX_CPUS, s);
 }
 
+/* The parser's steps, a field each: pure, so under any lock or none (the
+ * probe thread and the step's main thread parse at the same time). */
+
+/* job=: a job id, 1 to UINT32_MAX; *have_job when good.  0, or 1 when bad. */
+static int parse_job(const char *v, struct lwk_casas_record *r, bool *have_job)
+{
+	char *end;
+	unsigned long j;
+	int bad;
+
+	errno = 0;
+	j = strtoul(v, &end, 10);
+	bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) || !j ||
+	      j > UINT32_MAX;
+	r->job = (uint32_t)j;
+	*have_job = !bad;
+	return bad;
+}
+
+/* status=: one of statuses[].  0, or 1 when bad. */
+static int parse_status(const char *v, struct lwk_casas_record *r)
+{
+	int bad = 1;
+
+	for (int i = 0; statuses[i]; i++)
+		if (!strcmp(v, statuses[i]))
+			bad = 0;
+	if (!bad)
+		snprintf(r->status, sizeof(r->status), "%s", v);
+	return bad;
+}
+
+/* cgroup=: empty, or an absolute path without "/.." or "//" and no
+ * control characters.  0, or 1 when bad. */
+static int parse_cgroup(const char *v, struct lwk_casas_record *r)
+{
+	int bad = v[0] && (v[0] != '/' || strstr(v, "/..") || strstr(v, "//") ||
+			   strlen(v) >= sizeof(r->cgroup));
+
+	for (const char *c = v; *c && !bad; c++)
+		bad = (unsigned char)*c < 0x20 || *c == 0x7f;
+	if (!bad)
+		snprintf(r->cgroup, sizeof(r->cgroup), "%s", v);
+	return bad;
+}
+
+/* probing=: 0 to LWK_CASAS_MAX_POINTS dies.  0, or 1 when bad. */
+static int parse_probing(const char *v, struct lwk_casas_record *r)
+{
+	char *end;
+	unsigned long k;
+	int bad;
+
+	errno = 0;
+	k = strtoul(v, &end, 10);
+	bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
+	      k > LWK_CASAS_MAX_POINTS;
+	r->probing = (unsigned int)k;
+	return bad;
+}
+
+/* prober= or launcher= (key): "<pid>:<start>".  0, or 1 when bad. */
+static int parse_process(const char *key, const char *v, struct lwk_casas_record *r)
+{
+	char *end, *end2;
+	unsigned long pid;
+	unsigned long long start;
+	bool prober = key[0] == 'p';
+	int bad;
+
+	errno = 0;
+	pid = strtoul(v, &end, 10);
+	bad = errno || end == v || *end != ':' || !isdigit((unsigned char)v[0]) ||
+	      pid > 0x7fffffffUL;
+	if (!bad) {
+		start = strtoull(end + 1, &end2, 10);
+		bad = errno || end2 == end + 1 || *end2 || !isdigit((unsigned char)end[1]);
+		*(prober ? &r->prober_pid : &r->launcher_pid) = (unsigned int)pid;
+		*(prober ? &r->prober_start : &r->launcher_start) = start;
+	}
+	return bad;
+}
+
+/* options=: the --contention-aware options.  0, or nonzero when bad. */
+static int parse_options(const char *v, struct lwk_casas_record *r)
+{
+	char e2[256];
+
+	return lwk_option_parse(&lwk_grammar_casas, v, &r->opts, e2, sizeof(e2));
+}
+
+/* why=, counters=, split=: free text, as it is.  0. */
+static int parse_text(const char *v, char *out, size_t len)
+{
+	snprintf(out, len, "%s", v);
+	return 0;
+}
+
+/* One "key=value" line into r: 0, or nonzero when the value is bad. */
+static int parse_field(const char *key, const char *v, struct lwk_casas_record *r,
+		       bool *have_job)
+{
+	if (!strcmp(key, "job"))
+		return parse_job(v, r, have_job);
+	if (!strcmp(key, "status"))
+		return parse_status(v, r);
+	if (!strcmp(key, "why"))
+		return parse_text(v, r->why, sizeof(r->why));
+	if (!strcmp(key, "cgroup"))
+		return parse_cgroup(v, r);
+	if (!strcmp(key, "allowed_cpus"))
+		return parse_set(v, &r->allowed_cpus);
+	if (!strcmp(key, "allowed_mems"))
+		return parse_set(v, &r->allowed_mems);
+	if (!strcmp(key, "options"))
+		return parse_options(v, r);
+	if (!strcmp(key, "counters"))
+		return parse_text(v, r->counters, sizeof(r->counters));
+	if (!strcmp(key, "probing"))
+		return parse_probing(v, r);
+	if (!strcmp(key, "prober") || !strcmp(key, "launcher"))
+		return parse_process(key, v, r);
+	if (!strcmp(key, "ips"))
+		return lwk_casas_curve_parse(v, &r->curve);
+	if (!strcmp(key, "dies"))
+		return parse_set(v, &r->dies);
+	if (!strcmp(key, "cpus"))
+		return parse_set(v, &r->cpus);
+	if (!strcmp(key, "mems"))
+		return parse_set(v, &r->mems);
+	if (!strcmp(key, "split"))
+		return parse_text(v, r->split, sizeof(r->split));
+	/* Unknown keys: a newer writer; skip them. */
+	return 0;
+}
+
 int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *err,
 			   size_t errlen)
 {
@@ -74,7 +210,6 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 	while (*p) {
 		size_t n = strcspn(p, "\n");
 		char *eq, *key, *v;
-		int bad = 0;
 
 		if (n >= sizeof(line))
 			return ERR("lwk: casas record: a line of %zu bytes", n);
@@ -89,81 +224,7 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 		*eq = '\0';
 		key = line;
 		v = eq + 1;
-		if (!strcmp(key, "job")) {
-			char *end;
-			unsigned long j;
-
-			errno = 0;
-			j = strtoul(v, &end, 10);
-			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) || !j ||
-			      j > UINT32_MAX;
-			r->job = (uint32_t)j;
-			have_job = !bad;
-		} else if (!strcmp(key, "status")) {
-			bad = 1;
-			for (int i = 0; statuses[i]; i++)
-				if (!strcmp(v, statuses[i]))
-					bad = 0;
-			if (!bad)
-				snprintf(r->status, sizeof(r->status), "%s", v);
-		} else if (!strcmp(key, "why")) {
-			snprintf(r->why, sizeof(r->why), "%s", v);
-		} else if (!strcmp(key, "cgroup")) {
-			bad = v[0] && (v[0] != '/' || strstr(v, "/..") || strstr(v, "//") ||
-				       strlen(v) >= sizeof(r->cgroup));
-			for (const char *c = v; *c && !bad; c++)
-				bad = (unsigned char)*c < 0x20 || *c == 0x7f;
-			if (!bad)
-				snprintf(r->cgroup, sizeof(r->cgroup), "%s", v);
-		} else if (!strcmp(key, "allowed_cpus")) {
-			bad = parse_set(v, &r->allowed_cpus);
-		} else if (!strcmp(key, "allowed_mems")) {
-			bad = parse_set(v, &r->allowed_mems);
-		} else if (!strcmp(key, "options")) {
-			char e2[256];
-
-			bad = lwk_option_parse(&lwk_grammar_casas, v, &r->opts, e2, sizeof(e2));
-		} else if (!strcmp(key, "counters")) {
-			snprintf(r->counters, sizeof(r->counters), "%s", v);
-		} else if (!strcmp(key, "probing")) {
-			char *end;
-			unsigned long k;
-
-			errno = 0;
-			k = strtoul(v, &end, 10);
-			bad = errno || end == v || *end || !isdigit((unsigned char)v[0]) ||
-			      k > LWK_CASAS_MAX_POINTS;
-			r->probing = (unsigned int)k;
-		} else if (!strcmp(key, "prober") || !strcmp(key, "launcher")) {
-			char *end, *end2;
-			unsigned long pid;
-			unsigned long long start;
-			bool prober = key[0] == 'p';
-
-			errno = 0;
-			pid = strtoul(v, &end, 10);
-			bad = errno || end == v || *end != ':' || !isdigit((unsigned char)v[0]) ||
-			      pid > 0x7fffffffUL;
-			if (!bad) {
-				start = strtoull(end + 1, &end2, 10);
-				bad = errno || end2 == end + 1 || *end2 ||
-				      !isdigit((unsigned char)end[1]);
-				*(prober ? &r->prober_pid : &r->launcher_pid) = (unsigned int)pid;
-				*(prober ? &r->prober_start : &r->launcher_start) = start;
-			}
-		} else if (!strcmp(key, "ips")) {
-			bad = lwk_casas_curve_parse(v, &r->curve);
-		} else if (!strcmp(key, "dies")) {
-			bad = parse_set(v, &r->dies);
-		} else if (!strcmp(key, "cpus")) {
-			bad = parse_set(v, &r->cpus);
-		} else if (!strcmp(key, "mems")) {
-			bad = parse_set(v, &r->mems);
-		} else if (!strcmp(key, "split")) {
-			snprintf(r->split, sizeof(r->split), "%s", v);
-		}
-		/* Unknown keys: a newer writer; skip them. */
-		if (bad)
+		if (parse_field(key, v, r, &have_job))
 			return ERR("lwk: casas record: bad %s", key);
 	}
 	if (!have_job || !r->status[0])
