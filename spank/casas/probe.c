@@ -179,22 +179,116 @@ static void flush(char *log, void (*emit)(char *))
 	}
 }
 
+/*
+ * A probe under way, on the stack of lwk_casas_probe: what it was given,
+ * its counter and event, the job's record as the last step left it.
+ * The steps below run with the probe lock held by lwk_casas_probe, and
+ * without the node lock: probe_step takes it for each step.
+ */
+struct probe {
+	const struct lwk_node_roots *r;
+	uint32_t job;
+	const volatile int *stop;
+	bool (*alive)(uint32_t);
+	char *log;
+	size_t loglen;
+	void (*emit)(char *);
+	struct lwk_perf_counter *c;
+	struct lwk_perf_event ev;
+	bool per_thread;	/* cgroup v1: per thread, with inherit */
+	struct lwk_casas_record rec;
+	char err[512], counters[256];
+};
+
+/* The most dies the probe tries: the whole dies Slurm allowed the job,
+ * at most its max_dies.  The caller holds the probe lock. */
+static unsigned int most_dies(const struct lwk_topology *t, const struct lwk_casas_record *rec)
+{
+	struct lwk_cpuset dies;
+	unsigned int most;
+
+	lwk_casas_whole_dies(t, &rec->allowed_cpus, &dies);
+	most = lwk_cpuset_count(&dies);
+	if (rec->opts.max_dies && rec->opts.max_dies < most)
+		most = (unsigned int)rec->opts.max_dies;
+	return most;
+}
+
+/* The job's window on k dies: the event's rate over it, a curve point.
+ * false when the probe stops here (told to, the job or its record gone,
+ * no more dies to take, a counter that fails).  The caller holds the
+ * probe lock; probe_step takes the node lock. */
+static bool probe_window(struct probe *p, unsigned int k)
+{
+	struct lwk_perf_reading a, b;
+	double t0, t1, ips;
+
+	/* Hold the job on k dies; the others keep one each at least. */
+	flush(p->log, p->emit);
+	if (!probe_step(p->r, p->job, k, 0, 0, p->counters, p->alive, &p->rec, p->log, p->loglen))
+		return false;
+	flush(p->log, p->emit);
+	if (lwk_cpuset_count(&p->rec.dies) < k) {
+		say(p->log, p->loglen, "lwk: contention-aware: job %u: probe stops at %u dies (the other jobs hold the rest)",
+		    p->job, k - 1);
+		return false;
+	}
+	/* Let its threads spread over the new dies first. */
+	if (!nap(p->rec.opts.probe / 2 > 50000 ? p->rec.opts.probe / 2 : 50000, p->stop))
+		return false;
+	/* Per thread: the threads of now (inherit covers what they
+	 * start; processes started by others since would be missed). */
+	if (p->per_thread && k > 1) {
+		lwk_perf_close(p->c);
+		if (open_counter(p->r, &p->rec, p->c, &p->ev, p->err, sizeof(p->err)))
+			return false;
+	}
+	if (lwk_perf_read(p->c, &a))
+		return false;
+	t0 = now_s();
+	if (!nap(p->rec.opts.probe, p->stop))
+		return false;
+	if (lwk_perf_read(p->c, &b))
+		return false;
+	t1 = now_s();
+	ips = (double)(b.scaled - a.scaled) / (t1 - t0);
+	say(p->log, p->loglen, "lwk: contention-aware: job %u: probe on %u die(s): %.4g %s/s", p->job,
+	    k, ips, p->ev.name);
+	return probe_step(p->r, p->job, k, k, ips, NULL, p->alive, &p->rec, p->log, p->loglen);
+}
+
+/* The windows are over (done, or cut short): the counter closed, the
+ * hold given back and what was measured decides.  0, or -1 when the
+ * record is gone.  The caller holds the probe lock. */
+static int probe_end(struct probe *p)
+{
+	char ips[2048];
+
+	flush(p->log, p->emit);
+	lwk_perf_close(p->c);
+	free(p->c);
+	if (!probe_step(p->r, p->job, 0, 0, 0, NULL, p->alive, &p->rec, p->log, p->loglen))
+		return -1;
+	lwk_casas_curve_format(&p->rec.curve, ips, sizeof(ips));
+	say(p->log, p->loglen, "lwk: contention-aware: job %u: IPS curve %s", p->job,
+	    ips[0] ? ips : "(none)");
+	return 0;
+}
+
 int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile int *stop,
 		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *))
 {
-	struct lwk_casas_record rec;
-	struct lwk_perf_counter *c = calloc(1, sizeof(*c));
-	struct lwk_perf_event ev;
+	struct probe p = { .r = r, .job = job, .stop = stop, .alive = alive, .log = log,
+			   .loglen = loglen, .emit = emit };
 	struct lwk_topology *t;
-	struct lwk_cpuset dies;
-	char err[512], counters[256];
 	unsigned int most;
-	int lock, rc = 0;
-	bool per_thread = lwk_cgroup_detect(r->cgroup_root) != LWK_CGROUP_V2;
+	int lock, rc;
 
+	p.c = calloc(1, sizeof(*p.c));
+	p.per_thread = lwk_cgroup_detect(r->cgroup_root) != LWK_CGROUP_V2;
 	/* Every way out gives the hold back (probing 0): a job left held
 	 * stays on one die, and no job's memory is bound while it is. */
-	if (!c) {
+	if (!p.c) {
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return -1;
 	}
@@ -203,96 +297,48 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 		/* The step ended while another job probed. */
 		say(log, loglen, "lwk: contention-aware: job %u: the step ended before its probe began",
 		    job);
-		free(c);
+		free(p.c);
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return 0;
 	}
-	if (lwk_casas_load(r, job, &rec) != 1 || !strcmp(rec.status, "off")) {
+	if (lwk_casas_load(r, job, &p.rec) != 1 || !strcmp(p.rec.status, "off")) {
 		/* Unreadable: the re-plans skip it, its hold counts for nothing. */
 		close(lock);
-		free(c);
+		free(p.c);
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return 0;
 	}
-	t = lwk_topology_read(r->sysfs, err, sizeof(err));
+	t = lwk_topology_read(r->sysfs, p.err, sizeof(p.err));
 	if (!t) {
-		say(log, loglen, "lwk: contention-aware: job %u: %s", job, err);
-		probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen);
+		say(log, loglen, "lwk: contention-aware: job %u: %s", job, p.err);
+		probe_step(r, job, 0, 0, 0, NULL, alive, &p.rec, log, loglen);
 		close(lock);
-		free(c);
+		free(p.c);
 		return -1;
 	}
-	lwk_casas_whole_dies(t, &rec.allowed_cpus, &dies);
-	most = lwk_cpuset_count(&dies);
-	if (rec.opts.max_dies && rec.opts.max_dies < most)
-		most = (unsigned int)rec.opts.max_dies;
+	most = most_dies(t, &p.rec);
 	lwk_topology_free(t);
 	/* A job is measured once it runs: its first window would otherwise
 	 * see it start its processes (the paper assumes steady behaviour). */
-	nap(rec.opts.probe, stop);
-	if (open_counter(r, &rec, c, &ev, err, sizeof(err))) {
-		snprintf(counters, sizeof(counters), "none: %.240s", err);
+	nap(p.rec.opts.probe, stop);
+	if (open_counter(r, &p.rec, p.c, &p.ev, p.err, sizeof(p.err))) {
+		snprintf(p.counters, sizeof(p.counters), "none: %.240s", p.err);
 		say(log, loglen, "lwk: contention-aware: job %u: cannot count '%s' here, the split is equal: %s",
-		    job, rec.opts.event, err);
-		probe_step(r, job, 0, 0, 0, counters, alive, &rec, log, loglen);
+		    job, p.rec.opts.event, p.err);
+		probe_step(r, job, 0, 0, 0, p.counters, alive, &p.rec, log, loglen);
 		close(lock);
-		free(c);
+		free(p.c);
 		lwk_casas_bind_memory(r, log, loglen);
 		return 0;
 	}
-	snprintf(counters, sizeof(counters), "%s (%s, %s)", ev.name,
-		 ev.type == 0 ? "hardware" : ev.type == 1 ? "software" : "raw",
-		 per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
-	for (unsigned int k = 1; k <= most; k++) {
-		struct lwk_perf_reading a, b;
-		double t0, t1, ips;
-
-		/* Hold the job on k dies; the others keep one each at least. */
-		flush(log, emit);
-		if (!probe_step(r, job, k, 0, 0, counters, alive, &rec, log, loglen))
+	snprintf(p.counters, sizeof(p.counters), "%s (%s, %s)", p.ev.name,
+		 p.ev.type == 0 ? "hardware" : p.ev.type == 1 ? "software" : "raw",
+		 p.per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
+	for (unsigned int k = 1; k <= most; k++)
+		if (!probe_window(&p, k))
 			break;
-		flush(log, emit);
-		if (lwk_cpuset_count(&rec.dies) < k) {
-			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies (the other jobs hold the rest)",
-			    job, k - 1);
-			break;
-		}
-		/* Let its threads spread over the new dies first. */
-		if (!nap(rec.opts.probe / 2 > 50000 ? rec.opts.probe / 2 : 50000, stop))
-			break;
-		/* Per thread: the threads of now (inherit covers what they
-		 * start; processes started by others since would be missed). */
-		if (per_thread && k > 1) {
-			lwk_perf_close(c);
-			if (open_counter(r, &rec, c, &ev, err, sizeof(err)))
-				break;
-		}
-		if (lwk_perf_read(c, &a))
-			break;
-		t0 = now_s();
-		if (!nap(rec.opts.probe, stop))
-			break;
-		if (lwk_perf_read(c, &b))
-			break;
-		t1 = now_s();
-		ips = (double)(b.scaled - a.scaled) / (t1 - t0);
-		say(log, loglen, "lwk: contention-aware: job %u: probe on %u die(s): %.4g %s/s", job, k,
-		    ips, ev.name);
-		if (!probe_step(r, job, k, k, ips, NULL, alive, &rec, log, loglen))
-			break;
-	}
-	flush(log, emit);
-	lwk_perf_close(c);
-	free(c);
 	/* Done, or cut short: what was measured decides; memory follows. */
-	if (!probe_step(r, job, 0, 0, 0, NULL, alive, &rec, log, loglen)) {
-		rc = -1;
-	} else {
-		char ips[2048];
-
-		lwk_casas_curve_format(&rec.curve, ips, sizeof(ips));
-		say(log, loglen, "lwk: contention-aware: job %u: IPS curve %s", job, ips[0] ? ips : "(none)");
-	}
+	rc = probe_end(&p);
 	/* The next job may probe while this one's memory moves. */
 	close(lock);
 	flush(log, emit);
