@@ -21,8 +21,9 @@ int main(void)
 	srunner_add_suite(sr, perfcount_suite());
 	srunner_add_suite(sr, lwkplan_suite());
 	srunner_add_suite(sr, irqaff_suite());
-	srunner_add_suite(sr, casas_suite());
-	srunner_add_suite(sr, casasnode_suite());
+	srunner_add_suite(sr, arbiter_suite());
+	srunner_add_suite(sr, casas_record_suite());
+	srunner_add_suite(sr, casas_apply_suite());
 	srunner_add_suite(sr, slurmcg_suite());
 	srunner_add_suite(sr, joblive_suite());
 	srunner_run_all(sr, CK_NORMAL);

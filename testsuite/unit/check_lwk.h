@@ -21,12 +21,16 @@ Suite *perfcount_suite(void);
 Suite *lwkplan_suite(void);
 Suite *irqaff_suite(void);
 Suite *lwkpart_suite(void);
-Suite *casas_suite(void);
-Suite *casasnode_suite(void);
+Suite *arbiter_suite(void);
+Suite *casas_record_suite(void);
+Suite *casas_apply_suite(void);
 Suite *slurmcg_suite(void);
 Suite *joblive_suite(void);
 /* check_lwk_root: suites that need root. */
-Suite *casasnode_root_suite(void);
+Suite *casas_liveness_root_suite(void);
+Suite *casas_replan_root_suite(void);
+Suite *casas_membership_root_suite(void);
+Suite *casas_probe_root_suite(void);
 Suite *starter_root_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */

@@ -20,7 +20,10 @@ int main(void)
 		return 77;
 	}
 	sr = srunner_create(lwkpart_suite());
-	srunner_add_suite(sr, casasnode_root_suite());
+	srunner_add_suite(sr, casas_replan_root_suite());
+	srunner_add_suite(sr, casas_liveness_root_suite());
+	srunner_add_suite(sr, casas_membership_root_suite());
+	srunner_add_suite(sr, casas_probe_root_suite());
 	srunner_add_suite(sr, starter_root_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -408,9 +408,9 @@ START_TEST(curve_text_round_trips_and_bad_text_is_refused)
 }
 END_TEST
 
-Suite *casas_suite(void)
+Suite *arbiter_suite(void)
 {
-	Suite *s = suite_create("casas");
+	Suite *s = suite_create("arbiter");
 	TCase *tc = tcase_create("arbiter");
 
 	tcase_add_test(tc, paper_example_gives_12_12_18_6_cores_on_disjoint_dies);

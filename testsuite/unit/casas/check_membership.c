@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A job on the node (spank/casas/membership.c): a step launching its
+ * tasks, a job that is off, a reapply writing memory nodes. */
+#include <pthread.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "node_tree.h"
+
+/* What the cgroup file of job (below its cgroup) holds, as a cpulist. */
+static const char *cg_cpus(uint32_t job, const char *below)
+{
+	struct lwk_cpuset have;
+	char p[300];
+
+	snprintf(p, sizeof(p), JOBCG "%s/cpuset.cpus", job, below);
+	ck_assert_ptr_nonnull(tree_get(p));
+	ck_assert_int_eq(lwk_cpulist_parse(tree_get(p), LWK_MAX_CPUS, &have), 0);
+	return cpus_text(&have);
+}
+
+/* Slurm binds a step's tasks to its CPUs after forking them: while a
+ * step starts them, the job's cgroups keep all of Slurm's CPUs, whatever
+ * a re-plan decides meanwhile; its last task bound, the decision. */
+START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42);
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cpus_text(&a.cpus), "0-1"); /* held on one die */
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
+	ck_assert_uint_eq(load(41).launcher_pid, (unsigned int)getpid());
+	/* Another job arrives: the re-plan leaves the launch alone. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7");
+	ck_assert_uint_gt(ndies(41), 0);
+	/* Its tasks are bound: the decision. */
+	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_uint_eq(load(41).launcher_pid, 0);
+	assert_cgroup_matches(41);
+	/* A step that died while starting its tasks: the next re-plan
+	 * narrows the job again. */
+	{
+		pid_t child = fork();
+
+		ck_assert_int_ge(child, 0);
+		if (!child)
+			_exit(lwk_casas_launch(&roots, 42, err, sizeof(err)) ? 1 : 0);
+		ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	}
+	ck_assert_str_eq(cg_cpus(42, "/step_0"), "0-7");
+	ck_assert_uint_ne(load(42).launcher_pid, 0);
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(load(42).launcher_pid, 0);
+	assert_cgroup_matches(42);
+	ck_assert_str_ne(cg_cpus(42, "/step_0"), "0-7");
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
+{
+	struct lwk_casas_record a = arriving(41), off = arriving(42), r;
+
+	node_tree();
+	snprintf(off.status, sizeof(off.status), "off");
+	snprintf(off.why, sizeof(off.why), "no job cgroup");
+	off.cgroup[0] = '\0';
+	ck_assert_int_eq(lwk_casas_join(&roots, &off, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(off.status, "off");
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	/* The job that is off takes no die from the others. */
+	ck_assert_str_eq(dies_of(41), "0-3");
+	r = load(42);
+	ck_assert_str_eq(r.status, "off");
+	ck_assert_uint_eq(lwk_cpuset_count(&r.dies), 0);
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/cpuset.cpus"), "0-7\n");
+	tree_remove();
+}
+END_TEST
+
+struct reapplier {
+	int rc;
+	char e[512];
+};
+
+static void *reapply_41(void *arg)
+{
+	struct reapplier *ra = arg;
+
+	ra->rc = lwk_casas_reapply(&roots, 41, ra->e, sizeof(ra->e));
+	return NULL;
+}
+
+START_TEST(reapply_writes_memory_nodes_under_the_memory_lock)
+{
+	struct lwk_casas_record a = arriving(41), r;
+	struct reapplier ra = { 0, "" };
+	struct timespec ms300 = { 0, 300000000 };
+	pthread_t t;
+	int lock;
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	r.mems = cpus_of("1");
+	put_record(&r, "");
+	/* A bind_memory of another thread is writing memory nodes. */
+	lock = take(".mems.lock");
+	ck_assert_int_eq(pthread_create(&t, NULL, reapply_41, &ra), 0);
+	nanosleep(&ms300, NULL);
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_41/cpuset.mems"), "0-1\n");
+	close(lock);
+	pthread_join(t, NULL);
+	ck_assert_msg(ra.rc == 0, "%s", ra.e);
+	assert_cgroup_matches(41);
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.mems), "1");
+	tree_remove();
+}
+END_TEST
+
+/* Run by check_lwk_root: the state directories must be root's. */
+Suite *casas_membership_root_suite(void)
+{
+	Suite *s = suite_create("casas membership (root)");
+	TCase *tc = tcase_create("membership");
+
+	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
+	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
+	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);
+	suite_add_tcase(s, tc);
+	return s;
+}

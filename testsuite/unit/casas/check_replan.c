@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The node's re-plan (spank/casas/replan.c) as jobs arrive, leave and
+ * crash: dies move between them, decided from their curves and written
+ * to each job's cgroup tree. */
+#include "node_tree.h"
+
+static char rec_path[700];
+
+static uint32_t gone_job;
+static bool alive_but_one(uint32_t job)
+{
+	return job != gone_job;
+}
+
+
+/* A record as a probe would have left it: curve shape over 1..4 dies. */
+static void put_probed(uint32_t job, const double *rel)
+{
+	struct lwk_casas_record r = load(job);
+	char text[8192], p[300];
+
+	r.probing = 0;
+	r.curve.n = 4;
+	for (int k = 1; k <= 4; k++)
+		r.curve.ips[k] = rel[k - 1] * 1e9;
+	lwk_casas_record_format(&r, text, sizeof(text));
+	snprintf(p, sizeof(p), "state/n1/casas/%u", job);
+	tree_put(p, text);
+}
+
+START_TEST(arrivals_departures_and_a_crash_move_dies_between_jobs)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), c = arriving(43), r;
+
+	node_tree();
+	/* The first job is held on one die for its probe, the node's first. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(a.status, "probing");
+	ck_assert_str_eq(cpus_text(&a.dies), "0");
+	assert_cgroup_matches(41);
+	/* A second step of the same job finds the record. */
+	r = arriving(41);
+	ck_assert_int_eq(lwk_casas_join(&roots, &r, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 0);
+	ck_assert_str_eq(cpus_text(&r.dies), "0");
+	/* No counters: no curve, an equal split; alone, all four dies. */
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_eq(r.status, "equal");
+	ck_assert_str_eq(cpus_text(&r.dies), "0-3");
+	assert_cgroup_matches(41);
+	/* A second job: held on one die, the first keeps the rest. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(lwk_cpuset_count(&b.dies), 1);
+	ck_assert_uint_eq(ndies(41), 3);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(ndies(41), 2);
+	ck_assert_uint_eq(ndies(42), 2);
+	assert_cgroup_matches(41);
+	assert_cgroup_matches(42);
+	/* Curves decide: 41 scales, 42 does not. */
+	{
+		static const double scales[] = { 1, 2, 3, 4 }, flat[] = { 1, 1.01, 1.01, 1.01 };
+
+		put_probed(41, scales);
+		put_probed(42, flat);
+	}
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_eq(r.status, "placed");
+	ck_assert_uint_eq(lwk_cpuset_count(&r.dies), 3);
+	ck_assert_uint_eq(ndies(42), 1);
+	assert_cgroup_matches(41);
+	assert_cgroup_matches(42);
+	/* Job 42 leaves: 41 gets the node. */
+	ck_assert_int_eq(lwk_casas_leave(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 1);
+	ck_assert_int_eq(lwk_casas_load(&roots, 42, &r), 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	assert_cgroup_matches(41);
+	/* Job 43 arrives, then its slurmstepd is killed: the next re-plan
+	 * (here a sweep) drops it and 41 gets its die back. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &c, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(ndies(41), 3);
+	gone_job = 43;
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, alive_but_one, logbuf, sizeof(logbuf)), 0);
+	ck_assert_int_eq(lwk_casas_load(&roots, 43, &r), 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	ck_assert_ptr_nonnull(strstr(logbuf, "job 43 is gone: its dies return to the others"));
+	/* The record is for the job's user to read. */
+	{
+		struct stat st;
+
+		snprintf(rec_path, sizeof(rec_path), "%s/n1/casas/41", state);
+		ck_assert_int_eq(stat(rec_path, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 0777, 0644);
+	}
+	tree_remove();
+}
+END_TEST
+
+/* Run by check_lwk_root: the state directories must be root's. */
+Suite *casas_replan_root_suite(void)
+{
+	Suite *s = suite_create("casas replan (root)");
+	TCase *tc = tcase_create("replan");
+
+	tcase_add_test(tc, arrivals_departures_and_a_crash_move_dies_between_jobs);
+	suite_add_tcase(s, tc);
+	return s;
+}
