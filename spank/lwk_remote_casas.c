@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * slurmstepd (remote) for --contention-aware: the job's share of a
- * co-scheduled node, by whole dies (casasnode.c, casas.c).
+ * co-scheduled node, by whole dies (spank/casas/).
  *
  *   init_post_opt   (root, every step)  join the node's split; the first
  *                                       step of the job here makes its

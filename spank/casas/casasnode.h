@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * --contention-aware on one node: the record of each job, the probe, and
- * the die split applied to the jobs' cgroups (casas.c decides).
+ * the die split applied to the jobs' cgroups (casas/arbiter.c decides).
+ * Made by casas/record.c, liveness.c, apply.c, replan.c, membership.c
+ * and probe.c (casas/internal.h says which does what).
  *
  * Records: <state_root>/<node>/casas/<job>, root's, readable by all (the
  * job's user reads its curve and dies there: SLURM_CASAS_RECORD).  A

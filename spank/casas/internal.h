@@ -81,8 +81,8 @@ void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t log
 
 /* The split of every contention-aware job on the node; the caller holds
  * the node lock.  Gone jobs (g, found before the lock) are dropped
- * first.  0, or -1 when a cgroup could not be written or no split was
- * made. */
+ * first.  0, or -1: out of memory, no topology or no split, or a job's
+ * CPUs not written (the others still are). */
 int lwk_casas_replan_locked(const struct lwk_node_roots *r, const struct gone_jobs *g, char *log,
 			    size_t loglen);
 

@@ -103,7 +103,8 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
 		/* Under the memory lock, with the record as it is now: a
-		 * bind_memory meanwhile may have written a newer decision. */
+		 * lwk_casas_bind_memory meanwhile may have written a newer
+		 * decision. */
 		int mfd = lwk_casas_mems_lock(r);
 
 		if (mfd < 0)
