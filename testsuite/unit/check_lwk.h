@@ -11,9 +11,13 @@ Suite *cpulist_suite(void);
 Suite *options_suite(void);
 Suite *config_suite(void);
 Suite *topology_suite(void);
-Suite *monitor_suite(void);
-Suite *sampler_suite(void);
-Suite *sweep_suite(void);
+Suite *tick_suite(void);
+Suite *sampbuf_suite(void);
+Suite *procstat_suite(void);
+Suite *procfs_suite(void);
+Suite *json_suite(void);
+Suite *statedir_suite(void);
+Suite *stop_suite(void);
 Suite *cgroup_suite(void);
 Suite *hugeperf_suite(void);
 Suite *lwkplan_suite(void);
@@ -25,7 +29,7 @@ Suite *slurmcg_suite(void);
 Suite *joblive_suite(void);
 /* check_lwk_root: suites that need root. */
 Suite *casasnode_root_suite(void);
-Suite *starter_root_suite(void);
+Suite *start_root_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];

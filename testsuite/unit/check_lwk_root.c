@@ -21,7 +21,7 @@ int main(void)
 	}
 	sr = srunner_create(lwkpart_suite());
 	srunner_add_suite(sr, casasnode_root_suite());
-	srunner_add_suite(sr, starter_root_suite());
+	srunner_add_suite(sr, start_root_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

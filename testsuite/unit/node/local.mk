@@ -3,5 +3,8 @@ testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_cgroup.c \
 	testsuite/unit/node/check_hugeperf.c \
 	testsuite/unit/node/check_irqaff.c \
+	testsuite/unit/node/check_procfs.c \
+	testsuite/unit/node/check_procstat.c \
+	testsuite/unit/node/check_statedir.c \
 	testsuite/unit/node/check_slurmcg.c \
 	testsuite/unit/node/check_joblive.c
