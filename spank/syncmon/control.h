@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Starting and stopping the per-node, per-job sampler (lwk-syncmon).
+ * Starting and stopping the per-node, per-job sampler (lwk-syncmon):
+ * syncmon/start.c and syncmon/stop.c.
  *
  * State lives in <state_root>/<node>/<job>/ (root's, 0700): syncmon.lock,
  * syncmon.pid and syncmon.log.  Whoever starts the sampler takes an

@@ -1,10 +1,15 @@
 # spank/syncmon: listed by the top Makefile.am (include).
 spank_liblwkcore_la_SOURCES += \
-	spank/syncmon/control.c \
 	spank/syncmon/control.h \
 	spank/syncmon/json.c \
 	spank/syncmon/json.h \
+	spank/syncmon/sample.c \
+	spank/syncmon/sample.h \
 	spank/syncmon/sampbuf.c \
 	spank/syncmon/sampbuf.h \
+	spank/syncmon/sampler.c \
+	spank/syncmon/sampler.h \
+	spank/syncmon/start.c \
+	spank/syncmon/stop.c \
 	spank/syncmon/tick.c \
 	spank/syncmon/tick.h

@@ -12,9 +12,13 @@ int main(void)
 	srunner_add_suite(sr, options_suite());
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, topology_suite());
-	srunner_add_suite(sr, monitor_suite());
-	srunner_add_suite(sr, sampler_suite());
-	srunner_add_suite(sr, sweep_suite());
+	srunner_add_suite(sr, tick_suite());
+	srunner_add_suite(sr, sampbuf_suite());
+	srunner_add_suite(sr, procstat_suite());
+	srunner_add_suite(sr, procfs_suite());
+	srunner_add_suite(sr, json_suite());
+	srunner_add_suite(sr, statedir_suite());
+	srunner_add_suite(sr, stop_suite());
 	srunner_add_suite(sr, cgroup_suite());
 	srunner_add_suite(sr, cgroup_kill_suite());
 	srunner_add_suite(sr, hugepages_suite());

@@ -11,9 +11,13 @@ Suite *cpulist_suite(void);
 Suite *options_suite(void);
 Suite *config_suite(void);
 Suite *topology_suite(void);
-Suite *monitor_suite(void);
-Suite *sampler_suite(void);
-Suite *sweep_suite(void);
+Suite *tick_suite(void);
+Suite *sampbuf_suite(void);
+Suite *procstat_suite(void);
+Suite *procfs_suite(void);
+Suite *json_suite(void);
+Suite *statedir_suite(void);
+Suite *stop_suite(void);
 Suite *cgroup_suite(void);
 Suite *cgroup_kill_suite(void);
 Suite *hugepages_suite(void);
@@ -31,7 +35,7 @@ Suite *casas_liveness_root_suite(void);
 Suite *casas_replan_root_suite(void);
 Suite *casas_membership_root_suite(void);
 Suite *casas_probe_root_suite(void);
-Suite *starter_root_suite(void);
+Suite *start_root_suite(void);
 
 /* check_tree.c: a temporary tree at tree_root; paths are relative to it. */
 extern char tree_root[256];

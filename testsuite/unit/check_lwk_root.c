@@ -24,7 +24,7 @@ int main(void)
 	srunner_add_suite(sr, casas_liveness_root_suite());
 	srunner_add_suite(sr, casas_membership_root_suite());
 	srunner_add_suite(sr, casas_probe_root_suite());
-	srunner_add_suite(sr, starter_root_suite());
+	srunner_add_suite(sr, start_root_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

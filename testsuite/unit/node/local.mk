@@ -5,5 +5,8 @@ testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_hugepages.c \
 	testsuite/unit/node/check_perfcount.c \
 	testsuite/unit/node/check_irqaff.c \
+	testsuite/unit/node/check_procfs.c \
+	testsuite/unit/node/check_procstat.c \
+	testsuite/unit/node/check_statedir.c \
 	testsuite/unit/node/check_slurmcg.c \
 	testsuite/unit/node/check_joblive.c

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One --sync-monitor sample (syncmon/sample.h). */
+#include "syncmon/sample.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "syncmon/json.h"
+
+#define MAX_PIDS 65536
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+struct lwk_sample_proc {
+	pid_t pid;
+	uint64_t cpu_us;	/* at its last read */
+	uint64_t start_ticks;
+	uint64_t rss_kb;
+};
+
+/* Append to the sample line; a line that would not fit is cut short
+ * (its "procs" list), never overrun. */
+#define OUT(...)                                                                  \
+	do {                                                                      \
+		if (o < s->line_cap)                                              \
+			o += (size_t)snprintf(s->line + o, s->line_cap - o, __VA_ARGS__); \
+	} while (0)
+
+/*
+ * Refresh the job's pid list.  Returns whether it changed: then every
+ * process is read this tick (a new one has no history to skip on).
+ */
+static bool find_pids(struct lwk_sampling *s, bool full)
+{
+	size_t n = 0;
+	bool changed = false;
+
+	/* The seed's shortcut: no fork on the node since the last tick means
+	 * no new process, so the known list stands (between full scans). */
+	if (!full && s->ns.forks == s->prev_forks && s->npids)
+		return false;
+	if (s->cgroup) {
+		if (lwk_cgroup_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
+			n = 0;
+	} else {
+		/* A full scan re-checks every process (a pid may be reused by
+		 * a job process); in between only new pids are looked at. */
+		if (full)
+			memset(s->not_job, 0, LWK_PID_BITS / 8);
+		lwk_scan_job_pids(s->proc_root, s->job, s->node, s->fresh, MAX_PIDS, &n, s->not_job);
+	}
+	/* Forks elsewhere on the node do not count: only the job's set. */
+	if (n != s->npids || memcmp(s->fresh, s->pids, n * sizeof(*s->pids)))
+		changed = true;
+	memcpy(s->pids, s->fresh, n * sizeof(*s->pids));
+	s->npids = n;
+	return changed;
+}
+
+/*
+ * Read the node's counters and refresh the job's pid list.  Returns the
+ * node's busy share since the last tick; *new_procs says whether the
+ * list changed.
+ */
+static double read_node(struct lwk_sampling *s, bool full, bool *new_procs)
+{
+	double busy_pct = 0;
+
+	lwk_nodestat_read(&s->ns);
+	if (s->ns.total > s->prev_total)
+		busy_pct = 100.0 * (double)(s->ns.busy - s->prev_busy) /
+			   (double)(s->ns.total - s->prev_total);
+	*new_procs = find_pids(s, full);
+	s->prev_busy = s->ns.busy;
+	s->prev_total = s->ns.total;
+	s->prev_forks = s->ns.forks;
+	return busy_pct;
+}
+
+/* A process's CPU time in us: from taskstats when the sampler uses it
+ * and it answers, else from the process's stat line. */
+static uint64_t proc_cpu_us(struct lwk_sampling *s, pid_t pid, const struct lwk_procstat *st)
+{
+	if (s->use_taskstats) {
+		struct lwk_task_cpu c;
+
+		if (lwk_taskstats_query(&s->ts, pid, 1, &c) == 0)
+			return c.utime_us + c.stime_us;
+	}
+	return (st->utime + st->stime) * 1000000ULL / (uint64_t)s->clk_tck;
+}
+
+/* The job's totals in a sample. */
+struct job_sum {
+	size_t skipped;
+	uint64_t cpu_us, rss_kb;
+};
+
+/*
+ * Append the "procs" entries to the line from o on: each job process
+ * read (or, between full scans, an idle one skipped on its last
+ * reading) and added to sum.  Returns the new end of the line.
+ */
+static size_t list_procs(struct lwk_sampling *s, size_t o, bool full, bool new_procs,
+			 uint64_t now_ticks, struct job_sum *sum)
+{
+	size_t listed = 0;
+	char comm[128]; /* 15 bytes, each up to \u00xx, quoted */
+
+	for (size_t i = 0; i < s->npids; i++) {
+		struct lwk_sample_proc *ps = &s->known[i];
+		struct lwk_procstat st;
+		uint64_t cpu_us;
+
+		if (ps->pid != s->pids[i])
+			memset(ps, 0, sizeof(*ps)), ps->pid = s->pids[i];
+		if (!full && ps->start_ticks &&
+		    lwk_procstat_skip(ps->cpu_us * (uint64_t)s->clk_tck / 1000000, ps->start_ticks,
+				      now_ticks, s->o.idle, new_procs)) {
+			sum->skipped++;
+			sum->cpu_us += ps->cpu_us;
+			sum->rss_kb += ps->rss_kb;
+			continue;
+		}
+		if (lwk_proctab_read(s->tab, s->pids[i], &st))
+			continue; /* gone since it was listed */
+		cpu_us = proc_cpu_us(s, s->pids[i], &st);
+		ps->cpu_us = cpu_us;
+		ps->start_ticks = st.starttime;
+		ps->rss_kb = st.rss_pages * (uint64_t)s->page_kb;
+		sum->cpu_us += cpu_us;
+		sum->rss_kb += ps->rss_kb;
+		lwk_json_string(st.comm, comm, sizeof(comm));
+		if (s->line_cap - o > 256) {
+			OUT("%s{\"pid\":%d,\"comm\":%s,\"cpu_us\":%llu,\"threads\":%llu}",
+			    listed ? "," : "", (int)st.pid, comm, (unsigned long long)cpu_us,
+			    (unsigned long long)st.num_threads);
+			listed++;
+		}
+	}
+	return o;
+}
+
+size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uint64_t t,
+		       uint64_t late, bool flush, bool full, size_t *cost_at)
+{
+	size_t o = 0;
+	struct job_sum sum = { 0 };
+	uint64_t now_ticks;
+	bool new_procs;
+	double busy_pct;
+
+	busy_pct = read_node(s, full, &new_procs);
+	now_ticks = now_ns(CLOCK_BOOTTIME) / (1000000000ULL / (uint64_t)s->clk_tck);
+
+	OUT("{\"k\":%llu,\"t_ideal_ns\":%llu,\"t_ns\":%llu,\"late_ns\":%llu,",
+	    (unsigned long long)k, (unsigned long long)t_ideal, (unsigned long long)t,
+	    (unsigned long long)late);
+	/* The cost is known only once the line is built: leave 12 columns
+	 * for it (JSON allows the padding spaces). */
+	*cost_at = o + strlen("\"cost_ns\":");
+	OUT("\"cost_ns\":%-12s,", "0");
+
+	OUT("\"flush\":%s,\"full_scan\":%s,\"node\":{\"cpu_busy_pct\":%.1f,\"mem_used_kb\":%llu,"
+	    "\"load1\":%.2f},\"procs\":[",
+	    flush ? "true" : "false", full ? "true" : "false", busy_pct,
+	    (unsigned long long)(s->ns.mem_total_kb - s->ns.mem_avail_kb), s->ns.load1);
+	o = list_procs(s, o, full, new_procs, now_ticks, &sum);
+	/* Close the files of exited processes at full scans: the sweep walks
+	 * the whole table, too much for every tick. */
+	if (full)
+		lwk_proctab_sweep(s->tab);
+	/* With a job cgroup, the job's total is one read, and exact: it
+	 * includes processes that already exited. */
+	if (s->cgroup) {
+		uint64_t cg_us;
+
+		if (lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0)
+			sum.cpu_us = cg_us;
+	}
+	OUT("],\"skipped\":%zu,\"job\":{\"nprocs\":%zu,\"cpu_us\":%llu,\"rss_kb\":%llu}}\n",
+	    sum.skipped, s->npids, (unsigned long long)sum.cpu_us, (unsigned long long)sum.rss_kb);
+	/* Entries stop 256 bytes short of the end, so the tail fits. */
+	if (s->npids)
+		s->empty_since = 0;
+	else if (full && !s->empty_since)
+		s->empty_since = t;
+	if (o >= s->line_cap) { /* never expected: keep it one line */
+		o = s->line_cap - 1;
+		s->line[o - 1] = '\n';
+	}
+	return o;
+}
+
+int lwk_sampling_alloc(struct lwk_sampling *s)
+{
+	s->clk_tck = sysconf(_SC_CLK_TCK);
+	s->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	s->pids = calloc(MAX_PIDS, sizeof(*s->pids));
+	s->known = calloc(MAX_PIDS, sizeof(*s->known));
+	s->not_job = calloc(LWK_PID_BITS / 64, sizeof(uint64_t)); /* 512 KiB, once */
+	s->fresh = calloc(MAX_PIDS, sizeof(*s->fresh));
+	s->tab = lwk_proctab_new(s->proc_root, MAX_PIDS);
+	/* One sample line: 256 KiB holds ~3000 processes; more are counted
+	 * but not listed.  Not sized by the user's buffer= (memory outside
+	 * the job's allocation). */
+	s->line_cap = 256 * 1024;
+	s->line = malloc(s->line_cap);
+	return !s->pids || !s->known || !s->not_job || !s->fresh || !s->tab || !s->line ? -1 : 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One --sync-monitor sample: the job's processes and the node's totals
+ * at one tick, as one "k" line of doc/syncmon-format.md, and what the
+ * sampler keeps from one tick to the next, allocated once.  The ticks,
+ * the output and the sampler's process are syncmon/sampler.c.
+ */
+#ifndef LWK_SYNCMON_SAMPLE_H
+#define LWK_SYNCMON_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/options.h"
+#include "node/procfs.h"
+#include "node/procstat.h"
+#include "node/taskstats.h"
+
+struct lwk_sample_proc; /* a job process as last read */
+
+/* The caller sets o, job, node, cgroup (or NULL) and proc_root, and
+ * opens ns and (when used) ts; the rest is the samples' own. */
+struct lwk_sampling {
+	struct lwk_syncmon_opts o;
+	uint32_t job;
+	const char *node, *cgroup, *proc_root;
+	struct lwk_taskstats ts;
+	bool use_taskstats;
+	struct lwk_proctab *tab;
+	struct lwk_nodestat ns;
+	uint64_t prev_busy, prev_total, prev_forks;
+	pid_t *pids;
+	size_t npids;
+	struct lwk_sample_proc *known; /* by index into pids */
+	uint64_t *not_job;	  /* pids seen not to be the job's (no cgroup) */
+	pid_t *fresh;		  /* this tick's list, compared with pids */
+	long clk_tck, page_kb;
+	uint64_t empty_since; /* first full scan that found no job process; 0: some */
+	char *line;
+	size_t line_cap;
+};
+
+/*
+ * The clock ticks, the page size and all the memory of the samples
+ * (pid lists, the proctab, the line).  Returns -1 when an allocation
+ * failed (errno says why), else 0.
+ */
+int lwk_sampling_alloc(struct lwk_sampling *s);
+
+/*
+ * Build the line of tick k (its ideal time, when it was taken, how late,
+ * whether it flushes, whether it scans everything) in s->line; returns
+ * its length, and *cost_at is where its cost goes.
+ */
+size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uint64_t t,
+		       uint64_t late, bool flush, bool full, size_t *cost_at);
+
+#endif

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The sampler's run (syncmon/sampler.h), for lwk-syncmon's main; one
+ * tick's sample is syncmon/sample.c.
+ *
+ * Each tick t_k = offset + k * interval (wall clock, the same on every
+ * node) it reads the job's processes and the node's totals, appends
+ * one JSON line to a fixed buffer, and writes the buffer out only at
+ * flush ticks, which are also the same on every node (seeds 000, 002).
+ * The output file is opened with the job user's file-system identity:
+ * root never opens a path the user chose.  The format is
+ * doc/syncmon-format.md.
+ */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include "syncmon/sampler.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/timex.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cpulist.h"
+#include "common/options.h"
+#include "node/procfs.h"
+#include "node/taskstats.h"
+#include "syncmon/json.h"
+#include "syncmon/sample.h"
+#include "syncmon/sampbuf.h"
+#include "syncmon/tick.h"
+
+static volatile sig_atomic_t stop;
+static FILE *log_file; /* <state>/syncmon.log, read back by the epilog */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = log_file ? log_file : stderr;
+
+	va_start(ap, fmt);
+	fprintf(f, "lwk-syncmon: ");
+	vfprintf(f, fmt, ap);
+	fprintf(f, "\n");
+	fflush(f);
+	va_end(ap);
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static ssize_t fd_write(void *ctx, const void *buf, size_t len)
+{
+	return write(*(int *)ctx, buf, len);
+}
+
+/*
+ * Create the output file as the job's user: set the file-system ids
+ * (which also drops root's file capabilities) and the user's groups,
+ * open dir and then the file relative to it with O_EXCL|O_NOFOLLOW,
+ * and come back.  An existing file is never reused: a numbered name is
+ * taken instead.
+ */
+static int open_as_user(const char *dir, const char *base, uid_t uid, gid_t gid,
+			char *chosen, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+	int dfd, fd = -1, saved = 0;
+
+	if (!pw || initgroups(pw->pw_name, gid)) {
+		say("cannot find the groups of uid %u", (unsigned)uid);
+		return -1;
+	}
+	setfsgid(gid);
+	setfsuid(uid);
+	if ((int)setfsuid((uid_t)-1) != (int)uid) {
+		say("cannot take the file-system identity of uid %u", (unsigned)uid);
+		goto back;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		saved = errno;
+		say("cannot open the output directory %s as uid %u: %s", dir, (unsigned)uid,
+		    strerror(errno));
+		goto back;
+	}
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		if (i == 0)
+			snprintf(chosen, len, "%s.jsonl", base);
+		else
+			snprintf(chosen, len, "%s.%d.jsonl", base, i);
+		fd = openat(dfd, chosen, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST) {
+			saved = errno;
+			say("cannot create %s/%s as uid %u: %s", dir, chosen, (unsigned)uid,
+			    strerror(errno));
+			break;
+		}
+	}
+	close(dfd);
+back:
+	setfsuid(0);
+	setfsgid(0);
+	setgroups(0, NULL);
+	errno = saved;
+	return fd;
+}
+
+/* A run of the sampler: the samples' state, where the lines go, the
+ * schedule, and what the footer counts. */
+struct run {
+	struct lwk_sampling s;
+	int out_fd;
+	struct lwk_sampbuf buf;
+	struct lwk_ticker tick;
+	uint64_t samples, flush_cost, last_full;
+	uint64_t orphan_after; /* s */
+};
+
+/*
+ * Root writing into the user's file system must not go past the user's
+ * quota or into the blocks reserved for root: drop CAP_SYS_RESOURCE
+ * (the sampler keeps CAP_NET_ADMIN for taskstats, and the rest of root
+ * for its state directory).
+ */
+static int drop_sys_resource(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	data[CAP_SYS_RESOURCE / 32].permitted &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	data[CAP_SYS_RESOURCE / 32].inheritable &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Keep the sampler's own noise off the application's cores.  0, or
+ * the exit status (2: not a CPU list, 1: the kernel refused). */
+static int pin_to_cpus(const char *cpus)
+{
+	struct lwk_cpuset want;
+	cpu_set_t set;
+
+	if (lwk_cpulist_parse(cpus, CPU_SETSIZE, &want) || !lwk_cpuset_count(&want)) {
+		say("--cpus '%s' is not a CPU list", cpus);
+		return 2;
+	}
+	CPU_ZERO(&set);
+	for (int cpu = lwk_cpuset_first(&want); cpu >= 0; cpu = lwk_cpuset_next(&want, cpu))
+		CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		say("cannot run on CPUs %s: %s", cpus, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Signals, timer slack and open-file limit of the sampler's process. */
+static void prepare_process(void)
+{
+	struct rlimit rl;
+
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_TIMERSLACK, 1UL); /* wake at the tick, not up to 50 us later */
+	/* One open /proc file per job process. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < 70000 ? rl.rlim_max : 70000;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * The starter records the pid before the step goes on (a job may end
+ * at once); this is for a sampler started by hand.  Never over the
+ * starter's file: it may be reading it.
+ */
+static void record_pid(const char *state)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/syncmon.pid", state);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "%d\n", (int)getpid());
+		close(fd);
+	}
+}
+
+/* Give up CAP_SYS_RESOURCE and create the output file as the job's
+ * user (in r->out_fd).  0, or -1 (logged). */
+static int open_output(struct run *r, const struct lwk_sampler_args *a)
+{
+	char base[512], chosen[600];
+
+	if (drop_sys_resource())
+		say("cannot drop CAP_SYS_RESOURCE: %s", strerror(errno));
+	snprintf(base, sizeof(base), "syncmon-%u-%s", r->s.job, r->s.node);
+	r->out_fd = open_as_user(a->dir, base, a->uid, a->gid, chosen, sizeof(chosen));
+	if (r->out_fd < 0)
+		return -1;
+	say("job %u node %s: writing %s/%s", r->s.job, r->s.node, a->dir, chosen);
+	return 0;
+}
+
+/* All the sampler's memory, once, and its sources.  0, or -1 (logged). */
+static int set_up(struct run *r)
+{
+	struct lwk_sampling *s = &r->s;
+	char err[512];
+
+	if (lwk_sampling_alloc(s) ||
+	    lwk_sampbuf_init(&r->buf, (size_t)s->o.buffer, fd_write, &r->out_fd) ||
+	    lwk_nodestat_open(&s->ns, s->proc_root)) {
+		say("cannot set up: %s", strerror(errno));
+		return -1;
+	}
+	if (s->o.source != LWK_SOURCE_PROC) {
+		s->use_taskstats = lwk_taskstats_open(&s->ts, err, sizeof(err)) == 0;
+		if (!s->use_taskstats)
+			say("%s; reading /proc instead", err);
+	}
+	return 0;
+}
+
+/* The header line: the job, the settings, the clock's state. */
+static void write_header(struct run *r)
+{
+	struct lwk_sampling *s = &r->s;
+	struct timex tx = { .modes = 0 };
+	char host[256], node_json[600], hj[600];
+	int clock_state, n;
+
+	clock_state = adjtimex(&tx);
+	gethostname(host, sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	lwk_json_string(s->node, node_json, sizeof(node_json));
+	lwk_json_string(host, hj, sizeof(hj));
+	n = snprintf(s->line, s->line_cap,
+		     "{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":%u,\"node\":%s,"
+		     "\"host\":%s,\"interval_us\":%llu,\"offset_us\":%llu,\"flush_every\":%llu,"
+		     "\"fullscan_every\":%llu,\"buffer_bytes\":%llu,\"source\":\"%s\","
+		     "\"idle_threshold_pct\":%.2f,\"clock\":{\"synced\":%s,\"status\":%d,"
+		     "\"maxerror_us\":%ld,\"esterror_us\":%ld},\"clk_tck\":%ld,"
+		     "\"job_cgroup\":%s,\"start_ns\":%llu}\n",
+		     s->job, node_json, hj, (unsigned long long)s->o.interval,
+		     (unsigned long long)s->o.offset, (unsigned long long)s->o.flush,
+		     (unsigned long long)s->o.fullscan, (unsigned long long)s->o.buffer,
+		     s->use_taskstats ? "taskstats" : "proc", (double)s->o.idle / 100.0,
+		     (clock_state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? "false" : "true",
+		     tx.status, tx.maxerror, tx.esterror, s->clk_tck, s->cgroup ? "true" : "false",
+		     (unsigned long long)now_ns(CLOCK_REALTIME));
+	lwk_sampbuf_add(&r->buf, s->line, (size_t)n, true);
+}
+
+/*
+ * The tick the sampler woke for: take its sample, write the sample's
+ * cost into it, hand it to the buffer.  false when the sampler should
+ * stop (its job has gone).
+ */
+static bool sample_tick(struct run *r)
+{
+	struct lwk_sampling *s = &r->s;
+	uint64_t k, t, late, t_ideal, cpu0, cost;
+	bool flush, full;
+	size_t len, cost_at;
+	char cost_txt[16];
+
+	t_ideal = r->tick.next;
+	t = now_ns(CLOCK_REALTIME);
+	late = lwk_ticker_fire(&r->tick, t, &k);
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	flush = lwk_tick_is_flush(k, s->o.flush);
+	/* A full scan at least every 10 s whatever fullscan= says: it is
+	 * also how the sampler notices that the job has gone. */
+	full = r->samples == 0 || k % s->o.fullscan == 0 || t - r->last_full >= 10000000000ULL;
+	if (full)
+		r->last_full = t;
+	len = lwk_sample_take(s, k, t_ideal, t, late, flush, full, &cost_at);
+	cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	/* Write the cost into its place, padded to the same width. */
+	snprintf(cost_txt, sizeof(cost_txt), "%-12llu", (unsigned long long)cost);
+	memcpy(s->line + cost_at, cost_txt, 12);
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (lwk_sampbuf_add(&r->buf, s->line, len, flush))
+		say("write failed: %s", strerror(errno));
+	r->flush_cost += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	r->samples++;
+	/* The job epilog stops the sampler.  This is the safety net for
+	 * a job whose epilog never runs here (slurmd killed): no job
+	 * process on the node for --orphan-after seconds.  It must be
+	 * long: between two steps of a job whose batch script runs on
+	 * another node, this node has no job process at all. */
+	if (s->empty_since && t - s->empty_since >= r->orphan_after * 1000000000ULL) {
+		say("job %u has had no process on %s for %llu s: stopping", s->job, s->node,
+		    (unsigned long long)r->orphan_after);
+		return false;
+	}
+	return true;
+}
+
+/* Sample at every tick on the grid until SIGTERM or SIGINT, or until
+ * the job has gone. */
+static void run_ticks(struct run *r)
+{
+	struct lwk_sampling *s = &r->s;
+
+	lwk_nodestat_read(&s->ns);
+	s->prev_busy = s->ns.busy;
+	s->prev_total = s->ns.total;
+	lwk_ticker_init(&r->tick, s->o.interval * 1000, s->o.offset * 1000,
+			now_ns(CLOCK_REALTIME));
+	while (!stop) {
+		struct timespec due = { .tv_sec = (time_t)(r->tick.next / 1000000000ULL),
+					.tv_nsec = (long)(r->tick.next % 1000000000ULL) };
+
+		if (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &due, NULL) == EINTR)
+			continue;
+		if (!sample_tick(r))
+			break;
+	}
+}
+
+/* The footer line: what the run counted. */
+static void write_footer(struct run *r)
+{
+	int n = snprintf(r->s.line, r->s.line_cap,
+			 "{\"end\":true,\"samples\":%llu,\"ticks_skipped\":%llu,\"flushes\":%llu,"
+			 "\"early_flushes\":%llu,\"oversize\":%llu,\"dropped\":%llu,"
+			 "\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
+			 (unsigned long long)r->samples, (unsigned long long)r->tick.skipped,
+			 (unsigned long long)r->buf.flushes, (unsigned long long)r->buf.early_flushes,
+			 (unsigned long long)r->buf.oversize, (unsigned long long)r->buf.dropped,
+			 (unsigned long long)r->flush_cost, (unsigned long long)now_ns(CLOCK_REALTIME));
+
+	lwk_sampbuf_add(&r->buf, r->s.line, (size_t)n, true);
+}
+
+int lwk_sampler_run(const struct lwk_sampler_args *a)
+{
+	struct run r = { .s = { .job = a->job, .node = a->node, .cgroup = a->cgroup,
+				.proc_root = a->proc_root },
+			 .orphan_after = a->orphan_after };
+	char err[512], path[4096];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/syncmon.log", a->state);
+	log_file = fopen(path, "ae");
+	if (lwk_option_parse(&lwk_grammar_syncmon, a->options, &r.s.o, err, sizeof(err))) {
+		say("%s", err);
+		return 2;
+	}
+	if (a->cpus && (rc = pin_to_cpus(a->cpus)))
+		return rc;
+	prepare_process();
+	record_pid(a->state);
+	if (open_output(&r, a) || set_up(&r))
+		return 1;
+	write_header(&r);
+	run_ticks(&r);
+	write_footer(&r);
+	lwk_sampbuf_flush(&r.buf);
+	close(r.out_fd);
+	say("job %u node %s: stopped after %llu samples", r.s.job, r.s.node,
+	    (unsigned long long)r.samples);
+	snprintf(path, sizeof(path), "%s/syncmon.pid", a->state);
+	unlink(path);
+	return 0;
+}

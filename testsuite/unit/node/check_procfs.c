@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* node/procfs.c: a job's cgroups and processes, the node's counters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_lwk.h"
+#include "node/procfs.h"
+#include "syncmon/control.h" /* lwk_cgroup_escape_paths, LWK_ESCAPE_MAX */
+
+START_TEST(job_cgroup_from_proc_self_cgroup)
+{
+	char out[512];
+	const char *v2 = "0::/system.slice/node1_slurmstepd.scope/job_12/step_0/slurm\n";
+	const char *v1 = "12:pids:/slurm/uid_0/job_12/step_batch\n"
+			 "4:cpu,cpuacct:/slurm/uid_0/job_12/step_batch\n"
+			 "1:name=systemd:/\n";
+
+	ck_assert_int_eq(lwk_job_cgroup(v2, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/node1_slurmstepd.scope/job_12");
+	ck_assert_int_eq(lwk_job_cgroup(v1, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12");
+	/* job_1 is not job_12, and linuxproc makes no job cgroup at all. */
+	ck_assert_int_eq(lwk_job_cgroup(v2, 1, "/sys/fs/cgroup", out, sizeof(out)), -1);
+	ck_assert_int_eq(lwk_job_cgroup("0::/user.slice/session-3.scope\n", 12, "/x", out, sizeof(out)), -1);
+}
+END_TEST
+
+START_TEST(environ_names_job_and_node)
+{
+	const char env[] = "A=1\0SLURM_JOB_ID=77\0SLURMD_NODENAME=node2\0";
+	const char other[] = "SLURM_JOB_ID=770\0SLURMD_NODENAME=node2\0";
+
+	ck_assert(lwk_environ_matches(env, sizeof(env) - 1, 77, "node2"));
+	ck_assert(lwk_environ_matches(env, sizeof(env) - 1, 77, NULL));
+	ck_assert(!lwk_environ_matches(env, sizeof(env) - 1, 77, "node1"));
+	ck_assert(!lwk_environ_matches(env, sizeof(env) - 1, 7, "node2"));
+	ck_assert(!lwk_environ_matches(other, sizeof(other) - 1, 77, "node2"));
+	/* No terminating NUL at the end of the block: never read past it. */
+	ck_assert(!lwk_environ_matches("SLURM_JOB_ID=7", 13, 7, NULL));
+}
+END_TEST
+
+START_TEST(node_files_parse)
+{
+	uint64_t busy, total, forks, mt, ma;
+	const char *stat = "cpu  100 5 50 800 20 1 2 3 0 0\ncpu0 50 2 25 400 10 0 1 1 0 0\n"
+			   "intr 1\nctxt 2\nbtime 3\nprocesses 4242\nprocs_running 1\n";
+
+	ck_assert_int_eq(lwk_parse_proc_stat(stat, &busy, &total, &forks), 0);
+	ck_assert_uint_eq(total, 100 + 5 + 50 + 800 + 20 + 1 + 2 + 3);
+	ck_assert_uint_eq(busy, total - 800 - 20);
+	ck_assert_uint_eq(forks, 4242);
+	ck_assert_int_eq(lwk_parse_proc_stat("intr 1\n", &busy, &total, &forks), -1);
+	ck_assert_int_eq(lwk_parse_meminfo("MemTotal: 1000 kB\nMemFree: 10 kB\nMemAvailable: 600 kB\n",
+					   &mt, &ma), 0);
+	ck_assert_uint_eq(mt, 1000);
+	ck_assert_uint_eq(ma, 600);
+}
+END_TEST
+
+START_TEST(cgroup_walk_and_escape)
+{
+	char tmpl[] = "/tmp/lwk-cg.XXXXXX", path[512], esc[LWK_ESCAPE_MAX][512];
+	char *root = mkdtemp(tmpl);
+	pid_t pids[8];
+	size_t n;
+	FILE *f;
+	int count;
+
+	ck_assert_ptr_nonnull(root);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0", root);
+	ck_assert_int_eq(system((snprintf(path + 256, 256, "mkdir -p %s", path), path + 256)), 0);
+	snprintf(path, sizeof(path), "%s/job_5/cgroup.procs", root);
+	f = fopen(path, "w");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/cgroup.procs", root);
+	f = fopen(path, "w");
+	fputs("101\n102\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/cgroup.procs", root);
+	f = fopen(path, "w");
+	fputs("103\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5", root);
+	ck_assert_int_eq(lwk_cgroup_pids(path, pids, 8, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(lwk_cgroup_pids("/nonexistent-cgroup", pids, 8, &n), -1);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	ck_assert_int_eq(system(path), 0);
+
+	count = lwk_cgroup_escape_paths("0::/system.slice/n1_slurmstepd.scope/job_5/step_0/slurm\n",
+					5, "/sys/fs/cgroup", esc, LWK_ESCAPE_MAX);
+	ck_assert_int_eq(count, 1);
+	ck_assert_str_eq(esc[0], "/sys/fs/cgroup/system.slice/n1_slurmstepd.scope/system/cgroup.procs");
+	count = lwk_cgroup_escape_paths("7:freezer:/slurm/uid_0/job_5/step_0\n"
+					"4:cpu,cpuacct:/slurm/uid_0/job_5/step_0\n"
+					"1:name=systemd:/slurm/job_5\n3:memory:/user.slice\n",
+					5, "/sys/fs/cgroup", esc, LWK_ESCAPE_MAX);
+	ck_assert_int_eq(count, 2);
+	ck_assert_str_eq(esc[0], "/sys/fs/cgroup/freezer/cgroup.procs");
+	ck_assert_str_eq(esc[1], "/sys/fs/cgroup/cpu,cpuacct/cgroup.procs");
+}
+END_TEST
+
+Suite *procfs_suite(void)
+{
+	Suite *s = suite_create("procfs");
+	TCase *tc = tcase_create("procfs");
+
+	tcase_add_test(tc, job_cgroup_from_proc_self_cgroup);
+	tcase_add_test(tc, environ_names_job_and_node);
+	tcase_add_test(tc, node_files_parse);
+	tcase_add_test(tc, cgroup_walk_and_escape);
+	suite_add_tcase(s, tc);
+	return s;
+}
