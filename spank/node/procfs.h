@@ -77,4 +77,16 @@ int lwk_parse_meminfo(const char *text, uint64_t *total_kb, uint64_t *avail_kb);
 int lwk_cgroup_cpu_us(const char *job_cgroup, uint64_t *cpu_us);
 int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec);
 
+/*
+ * Where to move a process out of the job's cgroups (the lines of
+ * proc_cgroup that name /job_<job>), so that the job's end does not kill
+ * the sampler before it writes its last samples: on v2 into the scope's
+ * "system" cgroup next to slurmstepd (a process may not sit in an inner
+ * cgroup), on v1 into each hierarchy's root.  Fills out[] with
+ * cgroup.procs paths; returns how many.
+ */
+#define LWK_ESCAPE_MAX 16
+int lwk_cgroup_escape_paths(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
+			    char out[][512], int max);
+
 #endif

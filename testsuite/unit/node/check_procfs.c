@@ -6,7 +6,7 @@
 
 #include "check_lwk.h"
 #include "node/procfs.h"
-#include "syncmon/control.h" /* lwk_cgroup_escape_paths, LWK_ESCAPE_MAX */
+
 
 START_TEST(job_cgroup_from_proc_self_cgroup)
 {
