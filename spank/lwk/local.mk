@@ -2,7 +2,7 @@
 spank_liblwkcore_la_SOURCES += \
 	spank/lwk/mckernel.c \
 	spank/lwk/mckernel.h \
-	spank/lwk/part.c \
+	spank/lwk/owner.c \
 	spank/lwk/part.h \
 	spank/lwk/plan.c \
 	spank/lwk/plan.h
