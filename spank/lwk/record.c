@@ -74,6 +74,91 @@ static int parse_list(const char *v, unsigned int max, struct lwk_cpuset *s)
 	return lwk_cpulist_parse(strcmp(v, "-") ? v : "", max, s);
 }
 
+/* A line of the plan (what setup decided): 0, -1 with err, or 1 when key
+ * is none of the plan's. */
+static int parse_plan_fact(const char *l, const char *key, const char *v, unsigned int lineno,
+			   struct lwk_part *p, char *err, size_t errlen)
+{
+	unsigned long long a, b, c;
+	int node;
+
+	if (!strcmp(key, "job")) {
+		if (sscanf(v, "%llu", &a) != 1 || a > UINT32_MAX)
+			return ERR("lwk: state line %u: bad job", lineno);
+		p->job = (uint32_t)a;
+	} else if (!strcmp(key, "backend")) {
+		if (strcmp(v, "linux") && strcmp(v, "mckernel"))
+			return ERR("lwk: state line %u: bad backend", lineno);
+		snprintf(p->backend, sizeof(p->backend), "%s", v);
+	} else if (!strcmp(key, "mcexec")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(p->mcexec))
+			return ERR("lwk: state line %u: bad mcexec", lineno);
+		snprintf(p->mcexec, sizeof(p->mcexec), "%s", v);
+	} else if (!strcmp(key, "app_cpus") || !strcmp(key, "os_cpus")) {
+		if (parse_list(v, LWK_MAX_CPUS,
+			       key[0] == 'a' ? &p->plan.app_cpus : &p->plan.os_cpus))
+			return ERR("lwk: state line %u: bad CPU list", lineno);
+	} else if (!strcmp(key, "mem_nodes")) {
+		if (parse_list(v, LWK_MAX_NUMA, &p->plan.app_nodes))
+			return ERR("lwk: state line %u: bad node list", lineno);
+	} else if (!strcmp(key, "page_kb")) {
+		if (sscanf(v, "%llu", &a) != 1 || (a && a != 2048 && a != 1048576))
+			return ERR("lwk: state line %u: bad page size", lineno);
+		p->plan.page_kb = (unsigned long)a;
+	} else if (!strcmp(key, "node_mem")) {
+		if (sscanf(l, "node_mem %d %llu", &node, &a) != 2 || node < 0 ||
+		    node >= LWK_MAX_NUMA)
+			return ERR("lwk: state line %u: bad node_mem", lineno);
+		p->plan.node_mem[node] = a;
+	} else if (!strcmp(key, "deleg")) {
+		if (sscanf(l, "deleg %llu %llu %llu", &a, &b, &c) != 3)
+			return ERR("lwk: state line %u: bad deleg", lineno);
+		p->plan.deleg_mem = a;
+		p->plan.deleg_quota_us = b;
+		p->plan.deleg_period_us = c;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* A line of what setup did, or one of the teardown's: 0, or -1 with err
+ * (also for a key nobody knows). */
+static int parse_done_fact(const char *l, const char *key, const char *v, unsigned int lineno,
+			   struct lwk_part *p, char *err, size_t errlen)
+{
+	unsigned long long a, b;
+	int node;
+
+	if (!strcmp(key, "mck")) {
+		/* "booting" too: a boot cut short may have booted. */
+		p->mck_booted = !strcmp(v, "booted") || !strcmp(v, "booting");
+	} else if (!strcmp(key, "irqs")) {
+		if (sscanf(l, "irqs %llu %llu", &a, &b) != 2 || a > UINT32_MAX || b > UINT32_MAX)
+			return ERR("lwk: state line %u: bad irqs", lineno);
+		p->irq_moved = (unsigned int)a;
+		p->irq_refused = (unsigned int)b;
+	} else if (!strcmp(key, "huge")) {
+		if (sscanf(l, "huge %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
+		    node >= LWK_MAX_NUMA || a > LONG_MAX || b > a)
+			return ERR("lwk: state line %u: bad huge", lineno);
+		p->huge_wanted[node] = (long)a;
+		p->huge_added[node] = (long)b;
+		p->huge_before[node] = -1; /* the result is known */
+	} else if (!strcmp(key, "hugeask")) {
+		if (sscanf(l, "hugeask %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
+		    node >= LWK_MAX_NUMA || a > LONG_MAX || b > LONG_MAX)
+			return ERR("lwk: state line %u: bad hugeask", lineno);
+		p->huge_before[node] = (long)a;
+		p->huge_wanted[node] = (long)b;
+	} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
+		   strcmp(key, "memcharge")) {
+		/* irq, cgroup, jobcg and memcharge lines are the teardown's. */
+		return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
+	}
+	return 0;
+}
+
 int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errlen)
 {
 	const char *line = text;
@@ -86,8 +171,7 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
 		char l[4200], key[16], v[4096];
-		unsigned long long a, b, c;
-		int node, k;
+		int k, rc;
 
 		lineno++;
 		if (n >= sizeof(l))
@@ -100,68 +184,15 @@ int lwk_part_parse(const char *text, struct lwk_part *p, char *err, size_t errle
 		k = sscanf(l, "%15s %4095s", key, v);
 		if (!strcmp(l, "ready")) {
 			p->ready = true;
-		} else if (k != 2) {
-			return ERR("lwk: state line %u is not 'key value': %.40s", lineno, l);
-		} else if (!strcmp(key, "job")) {
-			if (sscanf(v, "%llu", &a) != 1 || a > UINT32_MAX)
-				return ERR("lwk: state line %u: bad job", lineno);
-			p->job = (uint32_t)a;
-		} else if (!strcmp(key, "backend")) {
-			if (strcmp(v, "linux") && strcmp(v, "mckernel"))
-				return ERR("lwk: state line %u: bad backend", lineno);
-			snprintf(p->backend, sizeof(p->backend), "%s", v);
-		} else if (!strcmp(key, "mcexec")) {
-			if (v[0] != '/' || strlen(v) >= sizeof(p->mcexec))
-				return ERR("lwk: state line %u: bad mcexec", lineno);
-			snprintf(p->mcexec, sizeof(p->mcexec), "%s", v);
-		} else if (!strcmp(key, "mck")) {
-			/* "booting" too: a boot cut short may have booted. */
-			p->mck_booted = !strcmp(v, "booted") || !strcmp(v, "booting");
-		} else if (!strcmp(key, "app_cpus") || !strcmp(key, "os_cpus")) {
-			if (parse_list(v, LWK_MAX_CPUS,
-				       key[0] == 'a' ? &p->plan.app_cpus : &p->plan.os_cpus))
-				return ERR("lwk: state line %u: bad CPU list", lineno);
-		} else if (!strcmp(key, "mem_nodes")) {
-			if (parse_list(v, LWK_MAX_NUMA, &p->plan.app_nodes))
-				return ERR("lwk: state line %u: bad node list", lineno);
-		} else if (!strcmp(key, "page_kb")) {
-			if (sscanf(v, "%llu", &a) != 1 || (a && a != 2048 && a != 1048576))
-				return ERR("lwk: state line %u: bad page size", lineno);
-			p->plan.page_kb = (unsigned long)a;
-		} else if (!strcmp(key, "node_mem")) {
-			if (sscanf(l, "node_mem %d %llu", &node, &a) != 2 || node < 0 ||
-			    node >= LWK_MAX_NUMA)
-				return ERR("lwk: state line %u: bad node_mem", lineno);
-			p->plan.node_mem[node] = a;
-		} else if (!strcmp(key, "deleg")) {
-			if (sscanf(l, "deleg %llu %llu %llu", &a, &b, &c) != 3)
-				return ERR("lwk: state line %u: bad deleg", lineno);
-			p->plan.deleg_mem = a;
-			p->plan.deleg_quota_us = b;
-			p->plan.deleg_period_us = c;
-		} else if (!strcmp(key, "irqs")) {
-			if (sscanf(l, "irqs %llu %llu", &a, &b) != 2 || a > UINT32_MAX || b > UINT32_MAX)
-				return ERR("lwk: state line %u: bad irqs", lineno);
-			p->irq_moved = (unsigned int)a;
-			p->irq_refused = (unsigned int)b;
-		} else if (!strcmp(key, "huge")) {
-			if (sscanf(l, "huge %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
-			    node >= LWK_MAX_NUMA || a > LONG_MAX || b > a)
-				return ERR("lwk: state line %u: bad huge", lineno);
-			p->huge_wanted[node] = (long)a;
-			p->huge_added[node] = (long)b;
-			p->huge_before[node] = -1; /* the result is known */
-		} else if (!strcmp(key, "hugeask")) {
-			if (sscanf(l, "hugeask %d %llu %llu", &node, &a, &b) != 3 || node < 0 ||
-			    node >= LWK_MAX_NUMA || a > LONG_MAX || b > LONG_MAX)
-				return ERR("lwk: state line %u: bad hugeask", lineno);
-			p->huge_before[node] = (long)a;
-			p->huge_wanted[node] = (long)b;
-		} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
-			   strcmp(key, "memcharge")) {
-			/* irq, cgroup, jobcg and memcharge lines are the teardown's. */
-			return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
+			continue;
 		}
+		if (k != 2)
+			return ERR("lwk: state line %u is not 'key value': %.40s", lineno, l);
+		rc = parse_plan_fact(l, key, v, lineno, p, err, errlen);
+		if (rc == 1)
+			rc = parse_done_fact(l, key, v, lineno, p, err, errlen);
+		if (rc)
+			return -1;
 	}
 	return 0;
 }

@@ -157,6 +157,78 @@ static int do_setup(const struct lwk_node_roots *r, uint32_t job, const struct l
 	return 1;
 }
 
+/*
+ * The partition moves the node's IRQs and takes its memory (McKernel:
+ * its CPUs), and the IRQ affinities it saves are what the node gets
+ * back: one job per node, whatever Slurm allocated (an oversubscribed
+ * partition gives every job all the CPUs).  0 when the node is the
+ * job's alone; else -1 with err (log: what the sweep said), and an
+ * empty state of the job removed.  Under the node lock.
+ */
+static int refuse_unless_alone(const struct lwk_node_roots *r, uint32_t job,
+			       bool (*alive)(uint32_t), const char *state, const char *log,
+			       char *err, size_t errlen)
+{
+	char other[400];
+	int o_rc = lwk_node_other_job(r, job, alive, other, sizeof(other)), rc;
+
+	if (!o_rc)
+		return 0;
+	if (o_rc == 2)
+		rc = ERR("lwk: --lwk: node problem on %s: %s; an administrator should look "
+			 "at it (slurm-lwk(8))%s%.900s", r->node, other, log[0] ? ": " : "",
+			 log);
+	else
+		rc = ERR("lwk: --lwk: %s is not this job's alone: %s; --lwk needs a node no "
+			 "other job uses (submit with --exclusive, outside a co-scheduling "
+			 "partition)", r->node, other);
+	if (!state[0])
+		lwk_part_remove_state(r, job);
+	return rc;
+}
+
+/*
+ * A setup cut short (slurmstepd killed in it): undo what it did (the job
+ * runs: kill nothing), so that it is set up anew; the cgroup lines stay
+ * for the job's final teardown.  0, or -1 with err.
+ */
+static int undo_cut_short(const struct lwk_node_roots *r, uint32_t job, const char *state,
+			  struct lwk_part_remains *k, char *log, size_t loglen, char *err,
+			  size_t errlen)
+{
+	if (lwk_part_undo(r, job, state, false, log, loglen, k)) {
+		lwk_part_rewrite_state(r, job, k->text);
+		return ERR("lwk: --lwk: %s still holds what a setup of job %" PRIu32 " cut short "
+			   "left and could not be undone; lwk-sweep(8) tries again", r->node, job);
+	}
+	lwk_part_rewrite_state(r, job, "");
+	for (char *line = k->text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6)) {
+			char one[900];
+
+			snprintf(one, sizeof(one), "%.*s", (int)(nl - line) + 1, line);
+			lwk_part_append_state(r, job, one, err, errlen);
+		}
+	return 0;
+}
+
+/* A setup that failed: nothing half set up, undo what the state records
+ * (state: a buffer of STATE_MAX for it). */
+static void undo_failed_setup(const struct lwk_node_roots *r, uint32_t job, char *state,
+			      struct lwk_part_remains *k, char *log, size_t loglen)
+{
+	k->text[0] = '\0';
+	k->failed = 0;
+	if (lwk_part_read_state(r, job, state, STATE_MAX) == 0)
+		lwk_part_undo(r, job, state, false, log, loglen, k);
+	/* What failed, and cgroups of earlier steps, stay for the epilog or
+	 * the sweep. */
+	if (k->failed || strstr(k->text, "\ncgroup ") || strstr(k->text, "\njobcg "))
+		lwk_part_rewrite_state(r, job, k->text);
+	else
+		lwk_part_remove_state(r, job);
+}
+
 int lwk_part_setup(const struct lwk_node_roots *r, uint32_t job, const struct lwk_topology *t,
 		   const struct lwk_cpuset *job_cpus, const struct lwk_opts *o, bool whole_dies,
 		   bool (*alive)(uint32_t), lwk_sweep_fn *sweep, struct lwk_part *p, char *err,
@@ -193,66 +265,14 @@ int lwk_part_setup(const struct lwk_node_roots *r, uint32_t job, const struct lw
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	}
 	k.text[0] = '\0';
-	{
-		/* The partition moves the node's IRQs and takes its memory
-		 * (McKernel: its CPUs), and the IRQ affinities it saves are
-		 * what the node gets back: one job per node, whatever Slurm
-		 * allocated (an oversubscribed partition gives every job all
-		 * the CPUs). */
-		char other[400];
-		int o_rc = lwk_node_other_job(r, job, alive, other, sizeof(other));
-
-		if (o_rc == 2) {
-			rc = ERR("lwk: --lwk: node problem on %s: %s; an administrator should look "
-				 "at it (slurm-lwk(8))%s%.900s", r->node, other, log[0] ? ": " : "",
-				 log);
-			if (!state[0])
-				lwk_part_remove_state(r, job);
-			goto out;
-		}
-		if (o_rc) {
-			rc = ERR("lwk: --lwk: %s is not this job's alone: %s; --lwk needs a node no "
-				 "other job uses (submit with --exclusive, outside a co-scheduling "
-				 "partition)", r->node, other);
-			if (!state[0])
-				lwk_part_remove_state(r, job);
-			goto out;
-		}
+	rc = refuse_unless_alone(r, job, alive, state, log, err, errlen);
+	if (!rc && state[0])
+		rc = undo_cut_short(r, job, state, &k, log, sizeof(log), err, errlen);
+	if (!rc) {
+		rc = do_setup(r, job, t, job_cpus, o, whole_dies, p, err, errlen);
+		if (rc < 0)
+			undo_failed_setup(r, job, state, &k, log, sizeof(log));
 	}
-	if (state[0]) {
-		/* A setup cut short (slurmstepd killed in it): undo what it
-		 * did (the job runs: kill nothing), then set up anew. */
-		if (lwk_part_undo(r, job, state, false, log, sizeof(log), &k)) {
-			lwk_part_rewrite_state(r, job, k.text);
-			rc = ERR("lwk: --lwk: %s still holds what a setup of job %" PRIu32 " cut short "
-				 "left and could not be undone; lwk-sweep(8) tries again", r->node, job);
-			goto out;
-		}
-		/* The cgroup lines stay for the job's final teardown. */
-		lwk_part_rewrite_state(r, job, "");
-		for (char *line = k.text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
-			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6)) {
-				char one[900];
-
-				snprintf(one, sizeof(one), "%.*s", (int)(nl - line) + 1, line);
-				lwk_part_append_state(r, job, one, err, errlen);
-			}
-	}
-	rc = do_setup(r, job, t, job_cpus, o, whole_dies, p, err, errlen);
-	if (rc < 0) {
-		/* Nothing half set up: undo what the state records. */
-		k.text[0] = '\0';
-		k.failed = 0;
-		if (lwk_part_read_state(r, job, state, STATE_MAX) == 0)
-			lwk_part_undo(r, job, state, false, log, sizeof(log), &k);
-		/* What failed, and cgroups of earlier steps, stay for the
-		 * epilog or the sweep. */
-		if (k.failed || strstr(k.text, "\ncgroup ") || strstr(k.text, "\njobcg "))
-			lwk_part_rewrite_state(r, job, k.text);
-		else
-			lwk_part_remove_state(r, job);
-	}
-out:
 	free(state);
 	free(k.text);
 	close(nfd);

@@ -61,83 +61,73 @@ static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, cons
 	}
 }
 
-/*
- * Undo what the state records, in the reverse order of setup.  kill is
- * false when a setup redoes one cut short: the job is running then, and
- * its processes are not to be touched.
- */
-/*
- * What is still to undo goes to k: the state's header, what failed here
- * (to be tried again, once, by the next teardown), and with kill false
- * the cgroup lines left for the job's final teardown.  Returns -1 when
- * something failed.
- */
-int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *state, bool kill,
-		  char *log, size_t loglen, struct lwk_part_remains *k)
+/* With kill false: the lines of the cgroups and the charge, left for the
+ * job's final teardown. */
+static void keep_cgroup_lines(const char *state, struct lwk_part_remains *k)
 {
-	struct lwk_part p;
-	char err[512], *irqs;
-	size_t o = 0;
-	int left;
+	for (const char *line = state; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 
-	lwk_part_parse_lenient(state, &p, log, loglen);
-	lwk_part_keep(k, false, "job %" PRIu32 "\nbackend %s\npage_kb %lu\n", job,
-		      p.backend[0] ? p.backend : "linux", p.plan.page_kb);
-	if (p.mcexec[0])
-		lwk_part_keep(k, false, "mcexec %s\n", p.mcexec);
-	/* First what still runs (mcexec holds McKernel busy). */
-	if (kill) {
-		lwk_part_remove_own_cgroups(r, state, log, loglen, k);
-		clear_job_cgroups(r, job, state, log, loglen, k);
+		if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6) ||
+		    !strncmp(line, "memcharge ", 10))
+			lwk_part_keep(k, false, "%.*s\n", (int)len, line);
+		line += len + (nl ? 1 : 0);
+	}
+}
+
+static void stop_mckernel(const struct lwk_node_roots *r, char *log, size_t loglen,
+			  struct lwk_part_remains *k)
+{
+	char out[2048];
+
+	if (lwk_mck_shutdown(r->mck_prefix, out, sizeof(out))) {
+		lwk_log_append(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
+		lwk_part_keep(k, true, "mck booted\n");
 	} else {
-		for (const char *line = state; *line;) {
-			const char *nl = strchr(line, '\n');
-			size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-			if (!strncmp(line, "cgroup ", 7) || !strncmp(line, "jobcg ", 6) ||
-			    !strncmp(line, "memcharge ", 10))
-				lwk_part_keep(k, false, "%.*s\n", (int)len, line);
-			line += len + (nl ? 1 : 0);
-		}
+		lwk_log_append(log, loglen, "McKernel stopped, its CPUs and memory released");
 	}
-	if (p.mck_booted) {
-		char out[2048];
+}
 
-		if (lwk_mck_shutdown(r->mck_prefix, out, sizeof(out))) {
-			lwk_log_append(log, loglen, "McKernel did not stop: mcstop+release.sh: %s", out);
-			lwk_part_keep(k, true, "mck booted\n");
-		} else {
-			lwk_log_append(log, loglen, "McKernel stopped, its CPUs and memory released");
-		}
-	}
+/* The hugepages the state says were added (or asked for), given back;
+ * err is the caller's buffer for the release's error. */
+static void give_back_hugepages(const struct lwk_node_roots *r, const struct lwk_part *p,
+				char *err, size_t errlen, char *log, size_t loglen,
+				struct lwk_part_remains *k)
+{
 	for (int n = 0; n < LWK_MAX_NUMA; n++) {
-		struct lwk_hugepages h = { .node = n, .page_kb = p.plan.page_kb,
-					   .added = p.huge_added[n] };
+		struct lwk_hugepages h = { .node = n, .page_kb = p->plan.page_kb,
+					   .added = p->huge_added[n] };
 
-		if (!h.page_kb || (!p.huge_wanted[n] && p.huge_before[n] < 0))
+		if (!h.page_kb || (!p->huge_wanted[n] && p->huge_before[n] < 0))
 			continue;
-		if (p.huge_before[n] >= 0) {
+		if (p->huge_before[n] >= 0) {
 			/* Cut short between asking and recording: what was
 			 * added since, up to what was asked. */
 			long now = lwk_hugepages_count(r->sysfs, n, h.page_kb);
 
-			h.added = now > p.huge_before[n] ? now - p.huge_before[n] : 0;
-			if (h.added > p.huge_wanted[n])
-				h.added = p.huge_wanted[n];
+			h.added = now > p->huge_before[n] ? now - p->huge_before[n] : 0;
+			if (h.added > p->huge_wanted[n])
+				h.added = p->huge_wanted[n];
 		}
 		if (!h.added)
 			continue;
-		if (lwk_hugepages_release(r->sysfs, &h, err, sizeof(err))) {
+		if (lwk_hugepages_release(r->sysfs, &h, err, errlen)) {
 			lwk_log_append(log, loglen, "%s", err);
 			lwk_part_keep(k, true, "huge %d %ld %ld\n", n, h.added, h.added);
 		} else {
-			lwk_log_append(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d", h.added,
-			      h.page_kb, n);
+			lwk_log_append(log, loglen, "gave back %ld hugepages of %lukB on NUMA node %d",
+				       h.added, h.page_kb, n);
 		}
 	}
-	/* mem= charged to the job's memory limit: Slurm's limit back, where
-	 * the job's cgroup is still there and holds what we wrote. */
-	for (const char *line = state; kill && *line;) {
+}
+
+/* mem= charged to the job's memory limit: Slurm's limit back, where the
+ * job's cgroup is still there and holds what we wrote. */
+static void uncharge_all(const struct lwk_node_roots *r, uint32_t job, const char *state,
+			 char *log, size_t loglen)
+{
+	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 
@@ -145,8 +135,18 @@ int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *stat
 			lwk_part_uncharge(r, job, line, len, log, loglen);
 		line += len + (nl ? 1 : 0);
 	}
-	/* The "irq <n> <list>" lines, as irqaff saved them. */
-	irqs = malloc(strlen(state) + 1);
+}
+
+/* The "irq <n> <list>" lines, as irqaff saved them, restored; err is the
+ * caller's buffer (what the restore says goes into the log).  -1 (one
+ * more failure in k) when out of memory. */
+static int restore_irqs(const struct lwk_node_roots *r, const char *state, char *err,
+			size_t errlen, char *log, size_t loglen, struct lwk_part_remains *k)
+{
+	char *irqs = malloc(strlen(state) + 1);
+	size_t o = 0;
+	int left;
+
 	if (!irqs) {
 		k->failed++;
 		return -1;
@@ -164,12 +164,50 @@ int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *stat
 	irqs[o] = '\0';
 	if (o) {
 		/* Not tried again: an IRQ gone or refused stays so. */
-		left = lwk_irq_restore(r->proc, irqs, err, sizeof(err));
+		left = lwk_irq_restore(r->proc, irqs, err, errlen);
 		lwk_log_append(log, loglen, "restored the affinity of the IRQs moved%s%s%s",
-		      left ? " (not all: gone, refused or torn lines" : "", left && err[0] ? "; " : "",
-		      left ? (err[0] ? err : ")") : "");
+			       left ? " (not all: gone, refused or torn lines" : "",
+			       left && err[0] ? "; " : "", left ? (err[0] ? err : ")") : "");
 	}
 	free(irqs);
+	return 0;
+}
+
+/*
+ * Undo what the state records, in the reverse order of setup.  kill is
+ * false when a setup redoes one cut short: the job is running then, and
+ * its processes are not to be touched.
+ *
+ * What is still to undo goes to k: the state's header, what failed here
+ * (to be tried again, once, by the next teardown), and with kill false
+ * the cgroup lines left for the job's final teardown.  Returns -1 when
+ * something failed.
+ */
+int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *state, bool kill,
+		  char *log, size_t loglen, struct lwk_part_remains *k)
+{
+	struct lwk_part p;
+	char err[512];
+
+	lwk_part_parse_lenient(state, &p, log, loglen);
+	lwk_part_keep(k, false, "job %" PRIu32 "\nbackend %s\npage_kb %lu\n", job,
+		      p.backend[0] ? p.backend : "linux", p.plan.page_kb);
+	if (p.mcexec[0])
+		lwk_part_keep(k, false, "mcexec %s\n", p.mcexec);
+	/* First what still runs (mcexec holds McKernel busy). */
+	if (kill) {
+		lwk_part_remove_own_cgroups(r, state, log, loglen, k);
+		clear_job_cgroups(r, job, state, log, loglen, k);
+	} else {
+		keep_cgroup_lines(state, k);
+	}
+	if (p.mck_booted)
+		stop_mckernel(r, log, loglen, k);
+	give_back_hugepages(r, &p, err, sizeof(err), log, loglen, k);
+	if (kill)
+		uncharge_all(r, job, state, log, loglen);
+	if (restore_irqs(r, state, err, sizeof(err), log, loglen, k))
+		return -1;
 	return k->failed ? -1 : 0;
 }
 
