@@ -17,7 +17,7 @@ int main(void)
 	srunner_add_suite(sr, sweep_suite());
 	srunner_add_suite(sr, cgroup_suite());
 	srunner_add_suite(sr, hugeperf_suite());
-	srunner_add_suite(sr, lwkplan_suite());
+	srunner_add_suite(sr, plan_suite());
 	srunner_add_suite(sr, irqaff_suite());
 	srunner_add_suite(sr, casas_suite());
 	srunner_add_suite(sr, casasnode_suite());

@@ -16,14 +16,22 @@ Suite *sampler_suite(void);
 Suite *sweep_suite(void);
 Suite *cgroup_suite(void);
 Suite *hugeperf_suite(void);
-Suite *lwkplan_suite(void);
+Suite *plan_suite(void);
 Suite *irqaff_suite(void);
-Suite *lwkpart_suite(void);
 Suite *casas_suite(void);
 Suite *casasnode_suite(void);
 Suite *slurmcg_suite(void);
 Suite *joblive_suite(void);
 /* check_lwk_root: suites that need root. */
+Suite *record_suite(void);
+Suite *state_suite(void);
+Suite *setup_suite(void);
+Suite *teardown_suite(void);
+Suite *owncgroup_suite(void);
+Suite *charge_suite(void);
+Suite *place_suite(void);
+Suite *owner_suite(void);
+Suite *mckernel_suite(void);
 Suite *casasnode_root_suite(void);
 Suite *starter_root_suite(void);
 

@@ -19,7 +19,15 @@ int main(void)
 		printf("SKIP: lwkpart, casasnode and sampler starter tests need root (root-owned state and tools)\n");
 		return 77;
 	}
-	sr = srunner_create(lwkpart_suite());
+	sr = srunner_create(record_suite());
+	srunner_add_suite(sr, state_suite());
+	srunner_add_suite(sr, setup_suite());
+	srunner_add_suite(sr, teardown_suite());
+	srunner_add_suite(sr, owncgroup_suite());
+	srunner_add_suite(sr, charge_suite());
+	srunner_add_suite(sr, place_suite());
+	srunner_add_suite(sr, owner_suite());
+	srunner_add_suite(sr, mckernel_suite());
 	srunner_add_suite(sr, casasnode_root_suite());
 	srunner_add_suite(sr, starter_root_suite());
 	srunner_run_all(sr, CK_NORMAL);
