@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Backend mckernel: see mckernel.h. */
+/* Backend mckernel: see lwk/mckernel.h. */
 #define _GNU_SOURCE /* pipe2 */
 #include "lwk/mckernel.h"
 

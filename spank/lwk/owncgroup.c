@@ -15,7 +15,7 @@
 
 /* SIGKILL every process in the cgroup path of hierarchy hier (v1: of
  * controller) and below: never one a reused pid names outside it
- * (cgroup.kill, or a pidfd checked against the cgroup: cgroup.c). */
+ * (cgroup.kill, or a pidfd checked against the cgroup: node/cgroup.c). */
 static int kill_tree(const struct lwk_node_roots *r, const char *hier, const char *controller,
 		     const char *path)
 {

@@ -52,7 +52,7 @@ static int setup_linux(const struct lwk_node_roots *r, uint32_t job, struct lwk_
 		return ERR("lwk: out of memory");
 	/* mem= first, before anything is done: hugepages are memory outside
 	 * the job's cgroup, so each node must have them free now, and the
-	 * node where the OS runs keeps a floor (hugepages.h). */
+	 * node where the OS runs keeps a floor (node/hugepages.h). */
 	for (int n = 0; n < LWK_MAX_NUMA && p->plan.page_kb; n++) {
 		uint64_t page = (uint64_t)p->plan.page_kb * 1024,
 			 bytes = (p->plan.node_mem[n] + page - 1) / page * page;
