@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Whose node: does another job use it (lwk_node_other_job), judged under
- * the node lock before a setup.  See lwk/part.h. */
+ * the node lock before a setup from the jobs' state directories (what
+ * one holds: lwk_part_state_holds), die split records and cgroups.  See
+ * lwk/part.h. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -13,6 +13,7 @@
  *   owner.c      whose node: does another job use it;
  *   setup.c      the setup (backend linux or mckernel);
  *   place.c      placement of the tasks.
+ * Below them all: plan.c (the plan, pure) and mckernel.c (IHK's tools).
  */
 #ifndef LWK_PART_INT_H
 #define LWK_PART_INT_H
