@@ -1,8 +1,16 @@
 # spank/lwk: listed by the top Makefile.am (include).
 spank_liblwkcore_la_SOURCES += \
+	spank/lwk/charge.c \
 	spank/lwk/mckernel.c \
 	spank/lwk/mckernel.h \
-	spank/lwk/part.c \
+	spank/lwk/owncgroup.c \
+	spank/lwk/owner.c \
 	spank/lwk/part.h \
+	spank/lwk/part_int.h \
+	spank/lwk/place.c \
 	spank/lwk/plan.c \
-	spank/lwk/plan.h
+	spank/lwk/plan.h \
+	spank/lwk/record.c \
+	spank/lwk/setup.c \
+	spank/lwk/state.c \
+	spank/lwk/teardown.c

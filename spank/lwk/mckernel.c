@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Backend mckernel: see mckernel.h. */
+/* Backend mckernel: see lwk/mckernel.h. */
 #define _GNU_SOURCE /* pipe2 */
 #include "lwk/mckernel.h"
 
@@ -115,13 +115,100 @@ int lwk_mck_boot_argv(const char *prefix, const struct lwk_topology *t, const st
 	return 0;
 }
 
-int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_s)
+/* In the child: stdin /dev/null, stdout and stderr the pipe's end
+ * out_w, the tool (tfd) as fd 3 and nothing else open; then the tool. */
+static void __attribute__((noreturn)) exec_tool(int out_w, int tfd, const char *const argv[])
 {
 	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
-	int pipefd[2], status = 0, tfd;
-	size_t got = 0;
-	pid_t pid;
+	/* Out of the way of 0-3 first (a parent with stdio closed could
+	 * have them there). */
+	int out_fd = fcntl(out_w, F_DUPFD, 10), tool_fd = fcntl(tfd, F_DUPFD, 10);
+	int devnull = open("/dev/null", O_RDONLY);
+
+	if (out_fd < 0 || tool_fd < 0 || devnull < 0 || dup2(devnull, 0) != 0 ||
+	    dup2(out_fd, 1) != 1 || dup2(out_fd, 2) != 2 || dup2(tool_fd, 3) != 3)
+		_exit(127);
+	/* Nothing of slurmstepd's open files reaches the tool or the
+	 * daemons it starts: only the tool itself, as fd 3. */
+	if (close_range(4, ~0U, 0)) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (long f = 4; f < (max > 0 && max < 65536 ? max : 65536); f++)
+			close((int)f);
+	}
+	setsid();
+	fexecve(3, (char *const *)argv, envp);
+	_exit(127);
+}
+
+/* The tool's output from fd into out until it closes it, or until
+ * timeout_s is over (then its session is killed, and that said in out):
+ * how many bytes out holds. */
+static size_t read_output(int fd, pid_t pid, char *out, size_t outlen, int timeout_s)
+{
 	struct timespec start, now;
+	size_t got = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		char buf[1024];
+		ssize_t n;
+		int left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_s * 1000 - (int)((now.tv_sec - start.tv_sec) * 1000 +
+						(now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0) {
+			/* A hung tool: kill its session, report it. */
+			kill(-pid, SIGKILL);
+			snprintf(out + got, outlen - got, "%s(killed after %d s)", got ? "\n" : "",
+				 timeout_s);
+			break;
+		}
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		if (got + 1 < outlen) {
+			size_t take = (size_t)n < outlen - 1 - got ? (size_t)n : outlen - 1 - got;
+
+			memcpy(out + got, buf, take);
+			got += take;
+			out[got] = '\0';
+		}
+	}
+	return got;
+}
+
+/* Reaped within a bounded time: a tool stuck in the kernel (D state)
+ * must not hold slurmstepd or the epilog forever.  0 with its status, or
+ * -1 (said in out after the got bytes there). */
+static int reap(pid_t pid, int *status, char *out, size_t outlen, size_t got)
+{
+	for (int i = 0;; i++) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if ((w < 0 && errno != EINTR) || i >= 1000) {
+			snprintf(out + got, outlen - got, "%s(not reaped: left running)", got ? "\n" : "");
+			return -1;
+		}
+		{
+			struct timespec ten = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&ten, NULL);
+		}
+	}
+}
+
+int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_s)
+{
+	int pipefd[2], status = 0, tfd;
+	size_t got;
+	pid_t pid;
 
 	if (outlen)
 		out[0] = '\0';
@@ -144,77 +231,14 @@ int lwk_mck_run(const char *const argv[], char *out, size_t outlen, int timeout_
 		close(pipefd[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		/* Out of the way of 0-3 first (a parent with stdio closed
-		 * could have them there). */
-		int out_fd = fcntl(pipefd[1], F_DUPFD, 10), tool_fd = fcntl(tfd, F_DUPFD, 10);
-		int devnull = open("/dev/null", O_RDONLY);
-
-		if (out_fd < 0 || tool_fd < 0 || devnull < 0 || dup2(devnull, 0) != 0 ||
-		    dup2(out_fd, 1) != 1 || dup2(out_fd, 2) != 2 || dup2(tool_fd, 3) != 3)
-			_exit(127);
-		/* Nothing of slurmstepd's open files reaches the tool or
-		 * the daemons it starts: only the tool itself, as fd 3. */
-		if (close_range(4, ~0U, 0)) {
-			long max = sysconf(_SC_OPEN_MAX);
-
-			for (long f = 4; f < (max > 0 && max < 65536 ? max : 65536); f++)
-				close((int)f);
-		}
-		setsid();
-		fexecve(3, (char *const *)argv, envp);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_tool(pipefd[1], tfd, argv);
 	close(tfd);
 	close(pipefd[1]);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
-		char buf[1024];
-		ssize_t n;
-		int left;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = timeout_s * 1000 - (int)((now.tv_sec - start.tv_sec) * 1000 +
-						(now.tv_nsec - start.tv_nsec) / 1000000);
-		if (left <= 0) {
-			/* A hung tool: kill its session, report it. */
-			kill(-pid, SIGKILL);
-			snprintf(out + got, outlen - got, "%s(killed after %d s)", got ? "\n" : "",
-				 timeout_s);
-			break;
-		}
-		if (poll(&pfd, 1, left) <= 0)
-			continue;
-		n = read(pipefd[0], buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		if (got + 1 < outlen) {
-			size_t take = (size_t)n < outlen - 1 - got ? (size_t)n : outlen - 1 - got;
-
-			memcpy(out + got, buf, take);
-			got += take;
-			out[got] = '\0';
-		}
-	}
+	got = read_output(pipefd[0], pid, out, outlen, timeout_s);
 	close(pipefd[0]);
-	/* Reaped within a bounded time: a tool stuck in the kernel (D state)
-	 * must not hold slurmstepd or the epilog forever. */
-	for (int i = 0;; i++) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if ((w < 0 && errno != EINTR) || i >= 1000) {
-			snprintf(out + got, outlen - got, "%s(not reaped: left running)", got ? "\n" : "");
-			return -1;
-		}
-		{
-			struct timespec ten = { 0, 10 * 1000 * 1000 };
-
-			nanosleep(&ten, NULL);
-		}
-	}
+	if (reap(pid, &status, out, outlen, got))
+		return -1;
 	/* Trailing newlines make log lines ragged. */
 	while (got && out[got - 1] == '\n')
 		out[--got] = '\0';

@@ -5,9 +5,9 @@
  * the job, torn down by the job epilog or a sweep.
  *
  * Setup, under an flock on <state>/<node>/<job>/lwk.lock:
- *   1. the plan (lwkplan.c) from the job's CPUs on the node;
- *   2. IRQ affinity moved off the App CPUs (irqaff.c);
- *   3. hugepages reserved on each App NUMA node for mem= (hugepages.c);
+ *   1. the plan (lwk/plan.c) from the job's CPUs on the node;
+ *   2. IRQ affinity moved off the App CPUs (node/irqaff.c);
+ *   3. hugepages reserved on each App NUMA node for mem= (node/hugepages.c);
  *   4. the state file lwk.state, one line per thing done, written as it
  *      is done, so that a teardown after a crash undoes exactly that.
  * A failed setup undoes what it did before it returns.  A second setup
@@ -32,9 +32,12 @@
  *
  * No SPANK here: the glue passes plain values; every root path (sysfs,
  * proc, cgroupfs, state) can be redirected for tests.
+ *
+ * The part's files, one a role (record, state, owncgroup, charge,
+ * teardown, owner, setup, place), share lwk/part_int.h, which lists them.
  */
-#ifndef LWK_LWKPART_H
-#define LWK_LWKPART_H
+#ifndef LWK_PART_H
+#define LWK_PART_H
 
 #include <stdbool.h>
 #include <stddef.h>

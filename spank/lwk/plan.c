@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The --lwk plan of one node: see lwkplan.h. */
+/* The --lwk plan of one node: see lwk/plan.h. */
 #include "lwk/plan.h"
 
 #include <stdio.h>
@@ -17,29 +17,25 @@ static bool core_is_jobs(const struct lwk_topo_core *c, const struct lwk_cpuset 
 	return lwk_cpuset_equal(&both, &c->cpus);
 }
 
-int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpus,
-		  const struct lwk_opts *o, bool whole_dies, struct lwk_plan *p, char *err,
-		  size_t errlen)
+/* Which cores are the job's (jobs[]), none an OS core yet: how many. */
+static unsigned int job_cores(const struct lwk_topology *t, const struct lwk_cpuset *job_cpus,
+			      bool *jobs, bool *is_os)
 {
-	bool jobs[t->ncores], is_os[t->ncores], app_node[t->nnuma];
-	unsigned int njob = 0, want = (unsigned int)o->os_cores, got = 0;
-	uint64_t app_per_node[t->nnuma];
-	char list[256];
+	unsigned int njob = 0;
 
-	memset(p, 0, sizeof(*p));
-	if (!t->ncores || !t->nnuma)
-		return ERR("lwk: --lwk: this node's topology has no cores or NUMA nodes");
 	for (unsigned int i = 0; i < t->ncores; i++) {
 		jobs[i] = core_is_jobs(&t->cores[i], job_cpus);
 		is_os[i] = false;
 		njob += jobs[i];
 	}
-	if (o->os_cores > njob || o->os_cores == njob)
-		return ERR("lwk: --lwk: os=%llu leaves no App core: the job has %u core(s) on "
-			   "this node; ask for fewer OS cores (os=) or more CPUs",
-			   (unsigned long long)o->os_cores, njob);
+	return njob;
+}
 
-	/* The partition's NUMA nodes: asked for, or all the job has. */
+/* The partition's NUMA nodes (app_node[], by index): asked for (numa=,
+ * each one the node has and the job has a core on), or all the job has. */
+static int app_numa_nodes(const struct lwk_topology *t, const struct lwk_opts *o,
+			  const bool *jobs, bool *app_node, char *err, size_t errlen)
+{
 	for (unsigned int n = 0; n < t->nnuma; n++) {
 		int id = t->numa[n].node;
 
@@ -64,10 +60,20 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 				   known ? "the job has no core on that NUMA node here"
 					 : "this node has no such NUMA node");
 	}
+	return 0;
+}
 
-	/* OS cores: lowest NUMA node first (system memory lives there),
-	 * from its first core; whole dies when asked.  Cores are ordered by
-	 * first CPU, so this also walks the node's dies in order. */
+/*
+ * OS cores (is_os[]): want of them, lowest NUMA node first (system
+ * memory lives there), from its first core; whole dies when asked.
+ * Cores are ordered by first CPU, so this also walks the node's dies in
+ * order.  Then the job cores on nodes outside numa=: Linux's too.
+ */
+static void pick_os_cores(const struct lwk_topology *t, const bool *jobs, const bool *app_node,
+			  unsigned int want, bool whole_dies, bool *is_os)
+{
+	unsigned int got = 0;
+
 	for (unsigned int n = 0; n < t->nnuma && got < want; n++) {
 		for (unsigned int i = 0; i < t->ncores && got < want; i++) {
 			const struct lwk_topo_core *c = &t->cores[i];
@@ -87,7 +93,6 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 			}
 		}
 	}
-	/* Job cores on nodes outside numa= are Linux's too. */
 	for (unsigned int i = 0; i < t->ncores; i++) {
 		int n = t->dies[t->cores[i].die].numa;
 
@@ -96,7 +101,13 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 			got++;
 		}
 	}
-	memset(app_per_node, 0, sizeof(app_per_node));
+}
+
+/* The plan's CPUs, cores and App nodes from the job's cores and the OS
+ * ones; app_per_node[] (by NUMA index) counts the App cores. */
+static void fill_cpus(const struct lwk_topology *t, const bool *jobs, const bool *is_os,
+		      struct lwk_plan *p, uint64_t *app_per_node)
+{
 	for (unsigned int i = 0; i < t->ncores; i++) {
 		int n = t->dies[t->cores[i].die].numa;
 
@@ -112,40 +123,69 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 			lwk_cpuset_set(&p->app_nodes, (unsigned)t->numa[n].node);
 		}
 	}
+}
+
+/* Memory: mem= over the App nodes by App cores, whole hugepages. */
+static int split_mem(const struct lwk_topology *t, const struct lwk_opts *o,
+		     const uint64_t *app_per_node, struct lwk_plan *p, char *err, size_t errlen)
+{
+	uint64_t page = p->page_kb ? (uint64_t)p->page_kb * 1024 : 4096, given = 0;
+	unsigned int left = p->app_cores;
+	char list[256];
+
+	for (unsigned int n = 0; n < t->nnuma; n++) {
+		uint64_t share;
+
+		if (!app_per_node[n])
+			continue;
+		/* The last node takes the rest, so the sum is exact before
+		 * rounding. */
+		left -= (unsigned int)app_per_node[n];
+		share = left ? o->mem / p->app_cores * app_per_node[n] : o->mem - given;
+		given += share;
+		share = (share + page - 1) / page * page;
+		if (t->numa[n].mem_free && share > t->numa[n].mem_free) {
+			lwk_cpulist_format(&p->app_nodes, list, sizeof(list));
+			return ERR("lwk: --lwk: mem=%lluM puts %lluM on NUMA node %d, which has "
+				   "%lluM free (App nodes: %s); ask for less memory (mem=)",
+				   (unsigned long long)(o->mem / MIB),
+				   (unsigned long long)(share / MIB), t->numa[n].node,
+				   (unsigned long long)(t->numa[n].mem_free / MIB), list);
+		}
+		p->node_mem[t->numa[n].node] = share;
+	}
+	return 0;
+}
+
+int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpus,
+		  const struct lwk_opts *o, bool whole_dies, struct lwk_plan *p, char *err,
+		  size_t errlen)
+{
+	bool jobs[t->ncores], is_os[t->ncores], app_node[t->nnuma];
+	unsigned int njob;
+	uint64_t app_per_node[t->nnuma];
+
+	memset(p, 0, sizeof(*p));
+	if (!t->ncores || !t->nnuma)
+		return ERR("lwk: --lwk: this node's topology has no cores or NUMA nodes");
+	njob = job_cores(t, job_cpus, jobs, is_os);
+	if (o->os_cores > njob || o->os_cores == njob)
+		return ERR("lwk: --lwk: os=%llu leaves no App core: the job has %u core(s) on "
+			   "this node; ask for fewer OS cores (os=) or more CPUs",
+			   (unsigned long long)o->os_cores, njob);
+	if (app_numa_nodes(t, o, jobs, app_node, err, errlen))
+		return -1;
+	pick_os_cores(t, jobs, app_node, (unsigned int)o->os_cores, whole_dies, is_os);
+	memset(app_per_node, 0, sizeof(app_per_node));
+	fill_cpus(t, jobs, is_os, p, app_per_node);
 	if (!p->app_cores)
 		return ERR("lwk: --lwk: os=%llu%s leaves no App core on the requested NUMA nodes; "
 			   "ask for fewer OS cores (os=)%s",
 			   (unsigned long long)o->os_cores, whole_dies ? " rounded up to whole dies" : "",
 			   lwk_cpuset_count(&o->numa) ? " or other NUMA nodes (numa=)" : "");
-
-	/* Memory: over the App nodes by App cores, whole hugepages. */
 	p->page_kb = o->hugepage == LWK_HUGEPAGE_1G ? 1048576 : o->hugepage == LWK_HUGEPAGE_2M ? 2048 : 0;
-	if (o->mem) {
-		uint64_t page = p->page_kb ? (uint64_t)p->page_kb * 1024 : 4096, given = 0;
-		unsigned int left = p->app_cores;
-
-		for (unsigned int n = 0; n < t->nnuma; n++) {
-			uint64_t share;
-
-			if (!app_per_node[n])
-				continue;
-			/* The last node takes the rest, so the sum is exact
-			 * before rounding. */
-			left -= (unsigned int)app_per_node[n];
-			share = left ? o->mem / p->app_cores * app_per_node[n] : o->mem - given;
-			given += share;
-			share = (share + page - 1) / page * page;
-			if (t->numa[n].mem_free && share > t->numa[n].mem_free) {
-				lwk_cpulist_format(&p->app_nodes, list, sizeof(list));
-				return ERR("lwk: --lwk: mem=%lluM puts %lluM on NUMA node %d, which has "
-					   "%lluM free (App nodes: %s); ask for less memory (mem=)",
-					   (unsigned long long)(o->mem / MIB),
-					   (unsigned long long)(share / MIB), t->numa[n].node,
-					   (unsigned long long)(t->numa[n].mem_free / MIB), list);
-			}
-			p->node_mem[t->numa[n].node] = share;
-		}
-	}
+	if (o->mem && split_mem(t, o, app_per_node, p, err, errlen))
+		return -1;
 	p->deleg_mem = o->deleg_mem;
 	p->deleg_period_us = 100000;
 	/* deleg_cpu is in 1/100 % of one core. */

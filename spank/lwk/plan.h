@@ -22,8 +22,8 @@
  *    Linux too (OS cores): the partition never spans a node it was not
  *    asked to.
  */
-#ifndef LWK_LWKPLAN_H
-#define LWK_LWKPLAN_H
+#ifndef LWK_PLAN_H
+#define LWK_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -23,7 +23,7 @@ int main(void)
 	srunner_add_suite(sr, cgroup_kill_suite());
 	srunner_add_suite(sr, hugepages_suite());
 	srunner_add_suite(sr, perfcount_suite());
-	srunner_add_suite(sr, lwkplan_suite());
+	srunner_add_suite(sr, lwk_plan_suite());
 	srunner_add_suite(sr, irqaff_suite());
 	srunner_add_suite(sr, arbiter_suite());
 	srunner_add_suite(sr, casas_record_suite());

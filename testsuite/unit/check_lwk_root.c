@@ -16,10 +16,18 @@ int main(void)
 	int failed;
 
 	if (geteuid() != 0) {
-		printf("SKIP: lwkpart, casasnode and sampler starter tests need root (root-owned state and tools)\n");
+		printf("SKIP: the --lwk partition, --contention-aware record and sampler start tests need root (root-owned state and tools)\n");
 		return 77;
 	}
-	sr = srunner_create(lwkpart_suite());
+	sr = srunner_create(lwk_record_suite());
+	srunner_add_suite(sr, lwk_state_suite());
+	srunner_add_suite(sr, lwk_setup_suite());
+	srunner_add_suite(sr, lwk_teardown_suite());
+	srunner_add_suite(sr, lwk_owncgroup_suite());
+	srunner_add_suite(sr, lwk_charge_suite());
+	srunner_add_suite(sr, lwk_place_suite());
+	srunner_add_suite(sr, lwk_owner_suite());
+	srunner_add_suite(sr, lwk_mckernel_suite());
 	srunner_add_suite(sr, casas_replan_root_suite());
 	srunner_add_suite(sr, casas_liveness_root_suite());
 	srunner_add_suite(sr, casas_membership_root_suite());

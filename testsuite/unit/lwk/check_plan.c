@@ -234,9 +234,9 @@ START_TEST(never_outside_the_allocation_on_any_machine)
 }
 END_TEST
 
-Suite *lwkplan_suite(void)
+Suite *lwk_plan_suite(void)
 {
-	Suite *s = suite_create("lwkplan");
+	Suite *s = suite_create("plan");
 	TCase *tc = tcase_create("plan");
 
 	tcase_add_test(tc, os_cores_come_first_from_the_lowest_numa_node);

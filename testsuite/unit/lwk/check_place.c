@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The tasks placed by role in Slurm's step cgroup, and placement judged
+ * before the tasks (lwk/place.c). */
+#include <string.h>
+#include <unistd.h>
+
+#include "check_lwk.h"
+#include "lwk/part.h"
+#include "lwk_fixture.h"
+
+START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
+{
+	struct lwk_part p;
+	char where[800], iso[64];
+	const char *app = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
+	const char *batch = "0::/s.slice/n1.scope/job_42/step_batch/user/task_0\n";
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2,deleg_mem=64M,deleg_cpu=150", &p), 1);
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, app, 4242, where, sizeof(where),
+					iso, sizeof(iso), err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_0/user");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.cpus"), "2-7");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.mems"), "0-1");
+	/* The job's cgroup is remembered (once) for the teardown. */
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "jobcg /s.slice/n1.scope/job_42\n"));
+	/* A plain file takes "isolated": a real kernel says whether it holds. */
+	ck_assert_str_eq(iso, "isolated");
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_DELEGATION, batch, 4243, where,
+					sizeof(where), iso, sizeof(iso), err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_batch/user");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/cpuset.cpus"), "0-1");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/memory.max"),
+			 "67108864");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/cpu.max"),
+			 "150000 100000");
+	/* Slurm's cgroup of the job but no step in it: refused, never a
+	 * move out of Slurm's limits. */
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "0::/s.slice/n1.scope/job_42\n",
+					4244, where, sizeof(where), iso, sizeof(iso), err,
+					sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "ConstrainCores=yes"));
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "", 4244, where, sizeof(where),
+					iso, sizeof(iso), err, sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "cannot read the cgroups of task 4244"));
+	/* The job's cgroup cannot be removed in this tree (its knobs are
+	 * plain files): kept in the state, alone, for the next teardown. */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, where, sizeof(where)), -1);
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "jobcg /s.slice/n1.scope/job_42\n"));
+	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "irq "));
+	tree_remove();
+}
+END_TEST
+
+/* ---- a placement the node cannot make, found before the tasks -------- */
+
+START_TEST(placement_is_judged_before_the_tasks)
+{
+	node_tree();
+	/* v2 (the tree's cgroup.controllers), slurmstepd in the step. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/s.slice/n1.scope/job_42/step_0/slurm\n",
+					    err, sizeof(err)),
+			 0);
+	/* No Slurm cgroups: the plugin's own. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/user.slice\n", err, sizeof(err)), 0);
+	tree_remove();
+
+	/* v1 with proctrack/cgroup and ConstrainCores=no: Slurm's freezer
+	 * and memory cgroups of the job, no cpuset one. */
+	node_tree();
+	ck_assert_int_eq(unlink(tree_path("cg/cgroup.controllers")), 0);
+	tree_mkdir("cg/cpuset");
+	put("cg/cpuset/cpuset.cpus", "0-7\n");
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
+					    "6:freezer:/slurm_n1/uid_0/job_42/step_batch\n"
+					    "3:cpuset:/\n",
+					    err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lwk: --lwk: Slurm's cgroups of job 42 on n1 have no cpuset of the step "
+			      "(cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes there, "
+			      "or no Slurm cgroups at all");
+	/* With ConstrainCores=yes slurmstepd is in the step's cpuset too. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
+					    "6:freezer:/slurm_n1/uid_0/job_42/step_batch\n"
+					    "3:cpuset:/slurm_n1/uid_0/job_42/step_batch\n",
+					    err, sizeof(err)),
+			 0);
+	tree_remove();
+
+	/* No cgroup hierarchy at the configured root. */
+	tree_make("nocg");
+	roots.cgroup_root = tree_root;
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, NULL, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under "));
+	tree_remove();
+}
+END_TEST
+
+/* Run by check_lwk_root: the state directories and tools must be root's. */
+Suite *lwk_place_suite(void)
+{
+	Suite *s = suite_create("place");
+	TCase *tc = tcase_create("place");
+
+	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
+	tcase_add_test(tc, placement_is_judged_before_the_tasks);
+	suite_add_tcase(s, tc);
+	return s;
+}
