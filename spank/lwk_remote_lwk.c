@@ -3,7 +3,7 @@
  * slurmstepd (remote) for --lwk: the partition of the job on this node.
  *
  *   init_post_opt   (root, every step)  set it up once per job per node
- *                                       (lwk/ (spank/lwk/), under the job's lock)
+ *                                       (lwk/setup.c, under the job's lock)
  *   user_init       (before the fork)   SLURM_LWK_* for the tasks
  *   task_post_fork  (root, per task)    the task's cgroup by its role
  *   job epilog      (lwk_jobscript.c)   teardown
