@@ -72,7 +72,8 @@ enum lwk_part_role { LWK_ROLE_APP, LWK_ROLE_DELEGATION };
  * in err, for the user, and nothing left behind.  Refused while another
  * job is on the node (lwk_node_other_job, under the node lock); what jobs
  * alive() (lwk_job_alive in production) says are gone left is swept
- * first by sweep (lwk_sweep_gone, which reaches every part; NULL: none),
+ * first by sweep (lwk_sweep_gone, which reaches every part; required:
+ * without it a gone job's leftovers would refuse every later job),
  * its log joined to a refusal's message.
  */
 typedef void lwk_sweep_fn(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),

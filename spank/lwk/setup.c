@@ -252,8 +252,7 @@ int lwk_part_setup(const struct lwk_node_roots *r, uint32_t job, const struct lw
 		close(fd);
 		return 0; /* an earlier step did it */
 	}
-	if (sweep)
-		sweep(r, job, alive, log, sizeof(log));
+	sweep(r, job, alive, log, sizeof(log));
 	nfd = lwk_node_lock(r->state_root);
 	k.text = malloc(STATE_MAX);
 	if (nfd < 0 || !k.text) {
