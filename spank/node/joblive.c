@@ -96,25 +96,6 @@ static bool stepd_here(uint32_t job)
 	return alive;
 }
 
-/* What a /proc/<pid>/cgroup text says of the process and job: 1 in
- * its cgroup (job_<job>, or its SLUID when known), 0 in another job's,
- * -1 in no job's, or in a SLUID-named one while the job's SLUID is
- * unknown (26.05: lwk_cgroup_job_level). */
-static int cgroup_says(const char *text, uint32_t job, const char *sluid)
-{
-	char ctl[256], path[4096], name[32];
-	const char *cursor = text;
-
-	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
-		if (!lwk_cgroup_job_name(path, name, sizeof(name)))
-			continue;
-		if (!strncmp(name, "job_", 4))
-			return lwk_cgroup_job_name_is(name, strlen(name), job, NULL);
-		return sluid && sluid[0] ? !strcmp(name, sluid) : -1;
-	}
-	return -1;
-}
-
 /* A process of uid that is a task of the job here.  Slurm's job cgroup
  * says so where there is one (kernel data the user cannot stall);
  * only a process in no job's cgroup (Slurm without cgroups) is judged
@@ -143,7 +124,7 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sl
 			close(dfd);
 			continue;
 		}
-		in = cgroup_says(env, job, sluid);
+		in = lwk_cgroup_job_of(env, job, sluid);
 		if (in >= 0) {
 			found = in == 1;
 		} else {

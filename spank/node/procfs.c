@@ -119,6 +119,21 @@ int lwk_cgroup_job_name(const char *path, char *name, size_t len)
 	return 1;
 }
 
+int lwk_cgroup_job_of(const char *proc_cgroup, uint32_t job, const char *sluid)
+{
+	char ctl[256], path[4096], name[32];
+	const char *cursor = proc_cgroup;
+
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		if (!lwk_cgroup_job_name(path, name, sizeof(name)))
+			continue;
+		if (!strncmp(name, "job_", 4))
+			return lwk_cgroup_job_name_is(name, strlen(name), job, NULL);
+		return sluid && sluid[0] ? !strcmp(name, sluid) : -1;
+	}
+	return -1;
+}
+
 /* The job level in path (job_12 is not job_123), or NULL; *n is its
  * length with its '/'. */
 static char *job_component(char *path, uint32_t job, size_t *n)

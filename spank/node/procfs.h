@@ -54,6 +54,12 @@ bool lwk_cgroup_job_name_is(const char *name, size_t n, uint32_t job, const char
  * when the path is in no job's cgroup. */
 int lwk_cgroup_job_name(const char *path, char *name, size_t len);
 
+/* What a /proc/<pid>/cgroup text says of any process and job: 1 in the
+ * job's cgroup (job_<job>, or its SLUID when sluid is given), 0 in
+ * another job's, -1 in no job's, or in a SLUID-named one while the job's
+ * SLUID is unknown (then only the process's environment can tell). */
+int lwk_cgroup_job_of(const char *proc_cgroup, uint32_t job, const char *sluid);
+
 /* Is name (n bytes) a SLUID as Slurm prints it: "s" and 13 digits of
  * "0123456789ABCDEFGHJKMNPQRSTVWXYZ"? */
 bool lwk_sluid_shaped(const char *name, size_t n);

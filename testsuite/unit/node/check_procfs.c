@@ -82,6 +82,18 @@ START_TEST(sluid_names)
 	ck_assert(lwk_cgroup_job_name_is(SLUID, 14, 12, NULL));
 	ck_assert(lwk_cgroup_job_name_is(SLUID, 14, 12, SLUID));
 	ck_assert(!lwk_cgroup_job_name_is(SLUID, 14, 12, "s0000000000001"));
+	/* Any process's cgroup, for the liveness check (joblive.c): the
+	 * job's, another's, none, or a SLUID that cannot be told without the
+	 * job's own. */
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/job_12/step_0/user/task_0\n", 12, NULL), 1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/job_13/step_0/user/task_0\n", 12, SLUID), 0);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/user.slice/session-3.scope\n", 12, SLUID), -1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/" SLUID "/step_0/user/task_0\n", 12, SLUID), 1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/sEKNKTV3WPV501/step_0/user/task_0\n", 12, SLUID),
+			 0);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/" SLUID "/step_0/user/task_0\n", 12, ""), -1);
+	ck_assert_int_eq(lwk_cgroup_job_of("4:cpuset:/\n3:freezer:/slurm/uid_5/job_12/step_0\n", 12, NULL),
+			 1);
 }
 END_TEST
 
