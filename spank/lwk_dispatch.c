@@ -9,8 +9,36 @@
  *
  * The state these files share is in lwk_state.c.  Everything that
  * decides lives in the parts below (common/, node/, lwk/, syncmon/,
- * casas/, sweep/), which know nothing of SPANK.  Only a negative return is a
- * failure for Slurm.
+ * casas/, sweep/), which know nothing of SPANK.
+ *
+ * Return codes.  Each callback returns 0 (done, or nothing to do here)
+ * or -1 (a failure, meant), never a positive value: Slurm's
+ * _do_call_stack (src/common/spank.c) stops at any non-zero return of a
+ * required plugin, and from 25.05 every caller takes it as a failure
+ * (22.05 to 24.11 tested "< 0" in slurmstepd, srun, sbatch, salloc and
+ * slurmd; SchedMD commit 74ff6df484, slurm-25-05-0-1).  What -1 does:
+ *
+ *   callback / context               returns -1 when             Slurm then
+ *   init (every context)             plugstack.conf arguments    srun/sbatch/salloc exit;
+ *                                    refused, an option cannot   slurmd does not start;
+ *                                    be registered               slurmstepd: see below
+ *   option callback (local)          a value refused             the command exits, no job
+ *   option callback (remote)         never: kept for the tasks   -
+ *   init_post_opt (local/allocator)  options that do not go      the command exits, no job
+ *                                    together
+ *   init_post_opt (remote)           a refused value with        step launch fails; a batch
+ *                                    on_error=drain_node         step's drains the node
+ *                                    (lwk_config_refusal_rc)
+ *   user_init (remote)               SLURM_* cannot be set       step launch fails
+ *   task_init_privileged (remote)    a refusal kept for the      the task fails: the job,
+ *                                    tasks (on_error=fail_job)   message on its stderr
+ *   task_post_fork (remote)          the kernel refuses a task's the step fails (batch
+ *                                    cgroup (--lwk)              step: node drained)
+ *   exit, job_epilog                 never (an epilog failure    -
+ *                                    drains the node)
+ *
+ * A failed slurm_spank_init in slurmstepd is, from 25.05, a node or a job
+ * failure as slurm_spank_init_failure_mode says (below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +51,25 @@
 #include "syncmon/control.h"
 
 SPANK_PLUGIN(lwk, 1);
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/*
+ * How Slurm answers a failed slurm_spank_init (25.05 and later: spank.h
+ * declares it; _do_call_stack in src/common/spank.c returns its value for
+ * SPANK_INIT only, slurm-25-05-0-1).  ESPANK_JOB_FAILURE would fail the
+ * job, not requeued, and keep the node (_launch_job_fail in
+ * src/slurmd/slurmd/req.c, _slurm_rpc_complete_batch_script in
+ * src/slurmctld/proc_req.c); ESPANK_NODE_FAILURE drains the node and lets
+ * the job be requeued (Slurm's answer to any other failure, as on 22.05
+ * to 24.11).  This plugin's init fails only for the node's configuration
+ * (plugstack.conf arguments it refuses, an option name another plugin
+ * took): every job would fail on that node the same way, so the node is
+ * at fault, and a job failed there would not run elsewhere.  A refused
+ * job value is judged later, in init_post_opt, by on_error= (Slurm does
+ * not apply this mode there).
+ */
+int slurm_spank_init_failure_mode = ESPANK_NODE_FAILURE;
+#endif
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {

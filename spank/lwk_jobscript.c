@@ -6,12 +6,14 @@
  * plugin was in plugstack.conf when slurmd started.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lwk_plugin.h"
 #include "casas/casasnode.h"
 #include "node/joblive.h"
 #include "lwk/part.h"
+#include "node/procfs.h"
 #include "node/slurmcg.h"
 #include "syncmon/control.h"
 
@@ -57,6 +59,20 @@ void lwk_sweep_casas(const char *node)
 		slurm_info("%s (on %s)", line, node);
 }
 
+/*
+ * The job's SLUID, which names its cgroup v2 directory from 26.05 on:
+ * the epilog's environment has it (_build_env in
+ * src/plugins/prep/script/prep_script_slurmd.c sets SLURM_JOB_SLUID for
+ * the "slurmstepd spank epilog" it runs, slurm-26-05-3-1).  NULL before
+ * 26.05, or when it is not a SLUID as Slurm prints it.
+ */
+static const char *job_sluid(void)
+{
+	const char *s = getenv("SLURM_JOB_SLUID");
+
+	return s && lwk_sluid_shaped(s, strlen(s)) ? s : NULL;
+}
+
 int lwk_jobscript_epilog(spank_t sp)
 {
 	uint32_t job = 0;
@@ -95,7 +111,7 @@ int lwk_jobscript_epilog(spank_t sp)
 	 * the job that a killed slurmstepd could not remove (a few
 	 * readdirs when there are none). */
 	log[0] = '\0';
-	if (lwk_slurm_job_cgroups_remove(lwk_cfg.cgroup_root, job, log, sizeof(log)) > 0)
+	if (lwk_slurm_job_cgroups_remove(lwk_cfg.cgroup_root, job, job_sluid(), log, sizeof(log)) > 0)
 		slurm_info("lwk: job %u on %s: removed the empty cgroups a killed slurmstepd left", job,
 			   node);
 	log_lines(job, node, log);

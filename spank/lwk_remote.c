@@ -163,7 +163,7 @@ int lwk_remote_post_opt(spank_t sp)
 	if (lwk_req.remote_error[0]) {
 		slurm_error("lwk: step %s: refusing the job's options: %s", step,
 			    lwk_req.remote_error);
-		return lwk_cfg.on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
+		return lwk_config_refusal_rc(&lwk_cfg);
 	}
 	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
 		char buf[16384];

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "casas/internal.h"
+#include "node/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,31 +17,19 @@
 
 /* ---- where the job's cgroup is --------------------------------------------- */
 
-/* The path of line (text after the second ':'), cut after "/job_<job>"
- * when it names that job: its length, or 0. */
-static size_t job_prefix(const char *path, size_t n, const char *want)
-{
-	size_t wl = strlen(want);
-
-	for (size_t h = 0; h + wl <= n; h++)
-		if (!strncmp(path + h, want, wl) && (h + wl == n || path[h + wl] == '/'))
-			return h + wl;
-	return 0;
-}
-
 int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len)
 {
-	char want[32];
 	const char *p = proc_cgroup;
 	int best = 0; /* 3: v2 or v1 cpuset line; 1: another v1 line */
+	size_t start;
 
-	snprintf(want, sizeof(want), "/job_%u", job);
 	while (*p) {
 		size_t n = strcspn(p, "\n"), plen;
 		const char *c1 = memchr(p, ':', n);
 		const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - p)) : NULL;
 
-		if (c2 && (plen = job_prefix(c2 + 1, (size_t)(p + n - c2 - 1), want)) && plen < len) {
+		if (c2 && (plen = lwk_cgroup_job_level(c2 + 1, (size_t)(p + n - c2 - 1), job, NULL, &start)) &&
+		    plen < len) {
 			/* v2 "0::/path"; v1 "N:ctrl,ctrl:/path".  Slurm uses one
 			 * path in every v1 hierarchy, and slurmstepd may not be in
 			 * the cpuset one yet when the step starts: any v1 line

@@ -70,8 +70,10 @@ int lwk_casas_record_parse(const char *text, struct lwk_casas_record *r, char *e
 
 /* The job's cgroup in /proc/<pid>/cgroup text: v2 "0::/a/job_7/step_0"
  * or a v1 line (the cpuset one first: Slurm uses one path in every v1
- * hierarchy), cut after "/job_<job>".  0 (path below the hierarchy's
- * root), or -1 when the job has no cgroup there. */
+ * hierarchy), cut after its job level: "job_<job>", or 26.05's SLUID
+ * name (lwk_cgroup_job_level: the text is of the job's own slurmstepd).
+ * 0 (path below the hierarchy's root), or -1 when the job has no cgroup
+ * there. */
 int lwk_casas_job_cgroup(const char *proc_cgroup, uint32_t job, char *path, size_t len);
 
 /* <state_root>/<node>/casas/<job> */

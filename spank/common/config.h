@@ -47,4 +47,14 @@ int lwk_config_parse(int argc, char **argv, struct lwk_config *c,
 
 size_t lwk_config_format(const struct lwk_config *c, char *buf, size_t len);
 
+/*
+ * What slurmstepd's init_post_opt returns for a job option value refused
+ * on the node: 0 with on_error=fail_job (the job's tasks fail instead,
+ * lwk_remote.c), -1 with drain_node (slurmstepd's init fails: Slurm
+ * drains the node).  Never positive: from 25.05 any non-zero return is a
+ * failure (src/common/spank.c and its callers, SchedMD commit 74ff6df484
+ * "All spank functions now fail for non-zero return codes").
+ */
+int lwk_config_refusal_rc(const struct lwk_config *c);
+
 #endif

@@ -10,20 +10,21 @@
 #include <unistd.h>
 
 #include "lwk/part_int.h"
+#include "node/procfs.h"
 
-/* The job's memory cgroup (path up to and with "/job_<id>") from a
- * task's /proc/<pid>/cgroup text: v2 the "0::" line, v1 the line of the
- * memory controller.  -1 when the task is in none of the job's. */
+/* The job's memory cgroup (path up to and with its job level: job_<id>,
+ * or 26.05's SLUID, lwk_cgroup_job_level) from a task's /proc/<pid>/cgroup
+ * text: v2 the "0::" line, v1 the line of the memory controller.  -1 when
+ * the task is in none of the job's. */
 static int job_memory_cgroup(const char *proc_cgroup, enum lwk_cgroup_version v, uint32_t job,
 			     char *out, size_t len)
 {
-	char want[40];
-	size_t w = (size_t)snprintf(want, sizeof(want), "/job_%" PRIu32, job);
+	size_t start, end;
 
 	for (const char *line = proc_cgroup; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		char l[1024], padded[300], *ctrls, *path, *at;
+		char l[1024], padded[300], *ctrls, *path;
 
 		if (n >= sizeof(l))
 			n = 0;
@@ -39,16 +40,22 @@ static int job_memory_cgroup(const char *proc_cgroup, enum lwk_cgroup_version v,
 		snprintf(padded, sizeof(padded), ",%s,", ctrls);
 		if (v == LWK_CGROUP_V2 ? strcmp(l, "0") || ctrls[0] : !strstr(padded, ",memory,"))
 			continue;
-		/* "/job_7" followed by "/" or the end: not job_71. */
-		for (at = strstr(path, want); at; at = strstr(at + 1, want))
-			if (at[w] == '/' || at[w] == '\0')
-				break;
-		if (!at || path[0] != '/' || strstr(path, "/..") || (size_t)(at - path) + w >= len)
+		/* "/job_7" followed by "/" or the end (not job_71), or the
+		 * SLUID above step_*. */
+		end = path[0] == '/' ? lwk_cgroup_job_level(path, strlen(path), job, NULL, &start) : 0;
+		if (!end || strstr(path, "/..") || end >= len)
 			return -1;
-		snprintf(out, len, "%.*s", (int)((size_t)(at - path) + w), path);
+		snprintf(out, len, "%.*s", (int)end, path);
 		return 0;
 	}
 	return -1;
+}
+
+bool lwk_part_is_job_cgroup(const char *path, uint32_t job)
+{
+	const char *last = strrchr(path, '/');
+
+	return last && last != path && lwk_cgroup_job_name_is(last + 1, strlen(last + 1), job, NULL);
 }
 
 /* The memory limit of cgroup path: bytes, 0 for none ("max", or v1's
@@ -157,7 +164,7 @@ void lwk_part_uncharge(const struct lwk_node_roots *r, uint32_t job, const char 
 		       char *log, size_t loglen)
 {
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
-	char l[1000], path[800], want[40], err[512];
+	char l[1000], path[800], err[512];
 	unsigned long long slurm, target;
 	uint64_t now;
 	struct lwk_cgroup cg;
@@ -166,11 +173,11 @@ void lwk_part_uncharge(const struct lwk_node_roots *r, uint32_t job, const char 
 		return;
 	memcpy(l, line, len);
 	l[len] = '\0';
-	snprintf(want, sizeof(want), "/job_%" PRIu32, job);
-	/* Only this job's cgroup, as recorded by lwk_part_charge. */
+	/* Only this job's cgroup, as recorded by lwk_part_charge: a path
+	 * ending in its job level (job_<id>, or the SLUID that a task of it
+	 * was in). */
 	if (sscanf(l, "memcharge %799s %llu %llu", path, &slurm, &target) != 3 || path[0] != '/' ||
-	    strstr(path, "/..") || strlen(path) <= strlen(want) ||
-	    strcmp(path + strlen(path) - strlen(want), want) || v == LWK_CGROUP_NONE ||
+	    strstr(path, "/..") || !lwk_part_is_job_cgroup(path, job) || v == LWK_CGROUP_NONE ||
 	    read_mem_limit(r, v, path, &now) || now != target)
 		return;
 	if (lwk_cgroup_init(&cg, r->cgroup_root, path, err, sizeof(err)) ||

@@ -23,8 +23,8 @@
  *               job's Linux-side helpers): cpus = OS CPUs, memory limit
  *               deleg_mem, CPU quota deleg_cpu.
  * Where Slurm made job cgroups (task/cgroup), the knobs go on Slurm's own
- * cgroup of the step (v2: job_<id>/step_<s>/user, the parent of the task
- * leaves; v1: job_<id>/step_<s>), so Slurm keeps tracking, signalling and
+ * cgroup of the step (v2: job_<id>/step_<s>/user, s<SLUID>/... on
+ * 26.05, the parent of the task leaves; v1: job_<id>/step_<s>), so Slurm keeps tracking, signalling and
  * removing it; the kernel then resets the tasks' affinity to the new
  * CPUs.  Where Slurm made none (proctrack/linuxproc), the plugin makes
  * /slurm-lwk/<node>/job_<id>/app and .../delegation and moves the task

@@ -94,6 +94,10 @@ int lwk_part_own_cgroup(const struct lwk_node_roots *r, const struct lwk_part *p
 /* ---- charge.c ---- */
 
 /* Undo one "memcharge <path> <slurm> <target>" line of len bytes. */
+/* Does a cgroup path recorded in the state (jobcg, memcharge) end in the
+ * job level of job: "/job_<job>", or a SLUID (26.05; recorded from a task
+ * of the job: lwk_cgroup_job_level)?  (charge.c) */
+bool lwk_part_is_job_cgroup(const char *path, uint32_t job);
 void lwk_part_uncharge(const struct lwk_node_roots *r, uint32_t job, const char *line,
 		       size_t len, char *log, size_t loglen);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lwk/part_int.h"
+#include "node/procfs.h"
 
 /* The process's cgroup path in the unified hierarchy (v2) or the cpuset
  * one (v1), from /proc/<pid>/cgroup text. */
@@ -44,22 +45,22 @@ static int task_cgroup_path(const char *proc_cgroup, enum lwk_cgroup_version v, 
 
 /*
  * Slurm's cgroup of the step that holds a task at path (v2:
- * .../job_<id>/step_<s>/user/task_<t>, v1: .../job_<id>/step_<s>): the
- * step's "user" cgroup on v2 (the parent of every task leaf, which Slurm
- * gave the step's CPUs), step_<s> itself on v1.  -1 when the path is not
- * inside this job's cgroup (Slurm made none).
+ * .../<job>/step_<s>/user/task_<t>, v1: .../job_<id>/step_<s>, where
+ * <job> is job_<id>, or the job's SLUID on 26.05: lwk_cgroup_job_level):
+ * the step's "user" cgroup on v2 (the parent of every task leaf, which
+ * Slurm gave the step's CPUs), step_<s> itself on v1.  -1 when the path
+ * is not inside this job's cgroup (Slurm made none).
  */
 static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_version v, char *out,
 			     size_t len, size_t *job_len)
 {
-	char want[32];
-	size_t w = (size_t)snprintf(want, sizeof(want), "/job_%" PRIu32 "/", job);
-	const char *s = strstr(path, want), *step, *end;
+	size_t start, at = lwk_cgroup_job_level(path, strlen(path), job, NULL, &start);
+	const char *step, *end;
 
-	if (!s)
+	if (!at || path[at] != '/')
 		return -1;
-	*job_len = (size_t)(s - path) + w - 1; /* up to and with "job_<id>" */
-	step = s + w;
+	*job_len = at; /* up to and with the job level */
+	step = path + at + 1;
 	if (strncmp(step, "step_", 5))
 		return -1;
 	end = strchr(step, '/');
@@ -69,6 +70,27 @@ static int slurm_step_cgroup(const char *path, uint32_t job, enum lwk_cgroup_ver
 		return -1;
 	snprintf(out, len, "%.*s%s", (int)(end - path), path, v == LWK_CGROUP_V2 ? "/user" : "");
 	return 0;
+}
+
+/* Does any line of proc_cgroup put the process in the job's cgroups: a
+ * job level, or any SLUID-named component (no step below it: still
+ * Slurm's, never to be left for the plugin's own)? */
+static bool in_job_cgroups(const char *proc_cgroup, uint32_t job)
+{
+	char ctl[256], path[4096];
+	const char *cursor = proc_cgroup;
+	size_t start;
+
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		if (lwk_cgroup_job_level(path, strlen(path), job, NULL, &start))
+			return true;
+		for (char *c = path, *e; c && *c; c = e ? e + 1 : NULL) {
+			e = strchr(c, '/');
+			if (lwk_sluid_shaped(c, e ? (size_t)(e - c) : strlen(c)))
+				return true;
+		}
+	}
+	return false;
 }
 
 static int no_hierarchy(const struct lwk_node_roots *r, char *err, size_t errlen)
@@ -88,15 +110,14 @@ static int placement_of(const struct lwk_node_roots *r, uint32_t job, enum lwk_c
 			const char *proc_cgroup, char *step, size_t steplen, size_t *job_len,
 			char *err, size_t errlen)
 {
-	char path[768], want[40];
+	char path[768];
 
 	if (v == LWK_CGROUP_NONE)
 		return no_hierarchy(r, err, errlen);
 	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
 	    slurm_step_cgroup(path, job, v, step, steplen, job_len) == 0)
 		return 1;
-	snprintf(want, sizeof(want), "/job_%" PRIu32 "/", job);
-	if (strstr(proc_cgroup, want) || (want[strlen(want) - 1] = '\n', strstr(proc_cgroup, want)))
+	if (in_job_cgroups(proc_cgroup, job))
 		/* Slurm holds the task in cgroups of the job, but not in a
 		 * cpuset one (v1 without ConstrainCores): moving it out would
 		 * take it from Slurm's other limits. */

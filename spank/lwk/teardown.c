@@ -17,7 +17,8 @@
  * Slurm's cgroup of the job (the "jobcg" lines): at the teardown the job
  * is over, so whatever still runs there was left by a slurmstepd that
  * died (nothing else kills it), and its cgroups with it.  Only a path
- * ending in this job's "/job_<id>" is touched.
+ * ending in this job's level ("/job_<id>", or the SLUID a task of it was
+ * in on 26.05: lwk_part_is_job_cgroup) is touched.
  */
 static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, const char *state,
 			      char *log, size_t loglen, struct lwk_part_remains *k)
@@ -25,9 +26,7 @@ static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, cons
 	static const char *const v1[] = { "cpuset", "memory", "freezer", "cpu", "cpuacct",
 					  "devices", "hugetlb", "pids" };
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
-	char want[32];
 
-	snprintf(want, sizeof(want), "/job_%" PRIu32, job);
 	for (const char *line = state; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
@@ -36,8 +35,7 @@ static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, cons
 		if (len > 6 && len - 6 < sizeof(path) && !strncmp(line, "jobcg ", 6)) {
 			memcpy(path, line + 6, len - 6);
 			path[len - 6] = '\0';
-			if (path[0] == '/' && !strstr(path, "/..") && strlen(path) > strlen(want) &&
-			    !strcmp(path + strlen(path) - strlen(want), want)) {
+			if (path[0] == '/' && !strstr(path, "/..") && lwk_part_is_job_cgroup(path, job)) {
 				bool left = false;
 
 				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {

@@ -96,27 +96,13 @@ static bool stepd_here(uint32_t job)
 	return alive;
 }
 
-/* Which Slurm job's cgroup /proc/<pid>/cgroup text names (the first
- * "/job_<n>" path component): n, or 0 when it names none. */
-static uint32_t cgroup_job(const char *text)
-{
-	for (const char *p = strstr(text, "/job_"); p; p = strstr(p + 1, "/job_")) {
-		char *end;
-		unsigned long j = strtoul(p + 5, &end, 10);
-
-		if (end != p + 5 && (*end == '/' || *end == '\n' || !*end) && j && j <= UINT32_MAX)
-			return (uint32_t)j;
-	}
-	return 0;
-}
-
 /* A process of uid that is a task of the job here.  Slurm's job cgroup
  * says so where there is one (kernel data the user cannot stall);
  * only a process in no job's cgroup (Slurm without cgroups) is judged
  * by its environment (SLURM_JOB_ID, and this node's name when known).
  * Only the job's own user counts: another user could put any job id in
  * an environment to make a live job look crashed. */
-static bool tasks_here(uint32_t job, uid_t uid, const char *node)
+static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sluid)
 {
 	enum { ENV = 65536 };
 	char *env = malloc(ENV); /* not static: threads ask too */
@@ -127,8 +113,7 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node)
 	while (d && !found && (e = readdir(d))) {
 		struct stat st;
 		ssize_t n;
-		uint32_t in;
-		int dfd;
+		int dfd, in;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
@@ -139,9 +124,9 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node)
 			close(dfd);
 			continue;
 		}
-		in = cgroup_job(env);
-		if (in) {
-			found = in == job;
+		in = lwk_cgroup_job_of(env, job, sluid);
+		if (in >= 0) {
+			found = in == 1;
 		} else {
 			n = read_at(dfd, "environ", env, ENV);
 			found = n > 0 && lwk_environ_matches(env, (size_t)n, job, node);
@@ -172,7 +157,68 @@ static void this_node(char *buf, size_t len)
 
 const struct lwk_slurm_api *lwk_slurm_api_override;
 
-int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
+/* The pointers dlsym gives are called through these types: they must be
+ * the ones this Slurm's slurm.h declares. */
+_Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_load_job), lwk_load_job_fn),
+	       "lwk_load_job_fn is not slurm_load_job's type in this slurm/slurm.h");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_free_job_info_msg), lwk_free_job_fn),
+	       "lwk_free_job_fn is not slurm_free_job_info_msg's type");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_hostlist_create), lwk_hl_create_fn),
+	       "lwk_hl_create_fn is not slurm_hostlist_create's type");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_hostlist_find), lwk_hl_find_fn),
+	       "lwk_hl_find_fn is not slurm_hostlist_find's type");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_hostlist_destroy), lwk_hl_destroy_fn),
+	       "lwk_hl_destroy_fn is not slurm_hostlist_destroy's type");
+
+lwk_job_key_t lwk_job_key_of(uint32_t job)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	slurm_step_id_t key = SLURM_STEP_ID_INITIALIZER;
+
+	key.job_id = job;
+	return key;
+#else
+	return job;
+#endif
+}
+
+uint32_t lwk_job_key_id(lwk_job_key_t key)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	return key.job_id;
+#else
+	return key;
+#endif
+}
+
+uint32_t lwk_job_info_id(const slurm_job_info_t *j)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	return j->step_id.job_id;
+#else
+	return j->job_id;
+#endif
+}
+
+/* The job's SLUID from its record, as Slurm prints it; "" before 26.05,
+ * whose cgroups are named job_<id> (the record has step_id.sluid from
+ * 25.11, slurm/slurm.h). */
+static void job_info_sluid(const slurm_job_info_t *j, char out[15])
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	if (j->step_id.sluid) {
+		lwk_sluid_format(j->step_id.sluid, out);
+		return;
+	}
+#else
+	(void)j;
+#endif
+	out[0] = '\0';
+}
+
+/* lwk_job_allocated_here, and the job's SLUID into sluid when not NULL
+ * and the answer is yes. */
+static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid[15])
 {
 	/* Looked up each time (no static state): present in slurmd and
 	 * slurmstepd, absent from the tests and tools that load no libslurm. */
@@ -206,7 +252,7 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
 	if (geteuid() != 0 && getuid() == 0)
 		return LWK_ALLOC_UNKNOWN;
 	errno = 0;
-	if (load(&msg, job, SHOW_ALL | SHOW_LOCAL) != 0) {
+	if (load(&msg, lwk_job_key_of(job), SHOW_ALL | SHOW_LOCAL) != 0) {
 		/* Purged after MinJobAge, or never was: gone.  Anything
 		 * else (slurmctld down, a timeout): cannot tell. */
 		return errno == ESLURM_INVALID_JOB_ID ? LWK_ALLOC_NO : LWK_ALLOC_UNKNOWN;
@@ -214,9 +260,9 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
 	for (uint32_t i = 0; msg && i < msg->record_count; i++) {
 		const slurm_job_info_t *j = &msg->job_array[i];
 		uint32_t base = j->job_state & JOB_STATE_BASE;
-		hostlist_t hl;
+		lwk_hostlist_t hl;
 
-		if (j->job_id != job)
+		if (lwk_job_info_id(j) != job)
 			continue;
 		/* Running or suspended, not yet completing: a completing
 		 * job's epilog runs (or is owed) here and gives back the rest. */
@@ -232,11 +278,18 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
 			answer = LWK_ALLOC_YES;
 			if (uid)
 				*uid = j->user_id;
+			if (sluid)
+				job_info_sluid(j, sluid);
 		}
 		hl_destroy(hl);
 	}
 	freejob(msg);
 	return answer;
+}
+
+int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
+{
+	return allocated_here(job, node, uid, NULL);
 }
 
 int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen)
@@ -299,13 +352,13 @@ int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
 
 int lwk_job_liveness(uint32_t job)
 {
-	char node[256];
+	char node[256], sluid[15] = "";
 	uid_t uid = 0;
 
 	if (stepd_here(job))
 		return LWK_LIVE_YES;
 	this_node(node, sizeof(node));
-	switch (lwk_job_allocated_here(job, node, &uid)) {
+	switch (allocated_here(job, node, &uid, sluid)) {
 	case LWK_ALLOC_NO_API:
 		/* No libslurm here (lwk-sweep could not load it): slurmctld
 		 * cannot be asked, and a job between two steps has no
@@ -318,7 +371,7 @@ int lwk_job_liveness(uint32_t job)
 	default:
 		/* Allocated, no slurmstepd: between two steps, unless its
 		 * tasks still run here (their slurmstepd was killed). */
-		return tasks_here(job, uid, node[0] ? node : NULL) ? LWK_LIVE_GONE : LWK_LIVE_YES;
+		return tasks_here(job, uid, node[0] ? node : NULL, sluid) ? LWK_LIVE_GONE : LWK_LIVE_YES;
 	}
 }
 

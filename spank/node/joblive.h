@@ -30,11 +30,42 @@ enum {
 	LWK_ALLOC_YES = 1,	/* running or suspended on node (uid: its user) */
 };
 
-typedef int (*lwk_load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
+/*
+ * libslurm's functions as this build's slurm/slurm.h declares them (one
+ * binary per Slurm release; joblive.c checks these against the
+ * declarations at compile time):
+ *   - hostlist_t is the struct, used by pointer, from 23.11 (a pointer
+ *     typedef up to 23.02: slurm/slurm.h, slurm-23-11-0-1);
+ *   - slurm_load_job takes a slurm_step_id_t by value from 26.05, a job
+ *     id before (slurm/slurm.h and slurm_load_job in src/api/job_info.c,
+ *     slurm-26-05-3-1; SLURM_BACKWARD_COMPAT's wrapper makes the same
+ *     key: SLURM_STEP_ID_INITIALIZER with job_id set).
+ * A call through the old prototype on 26.05 would hand libslurm a job id
+ * where it reads a 24-byte struct: another job, or garbage.
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+typedef hostlist_t *lwk_hostlist_t;
+#else
+typedef hostlist_t lwk_hostlist_t;
+#endif
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+typedef slurm_step_id_t lwk_job_key_t;
+#else
+typedef uint32_t lwk_job_key_t;
+#endif
+/* The key slurm_load_job takes for job, and the job id of a key. */
+lwk_job_key_t lwk_job_key_of(uint32_t job);
+uint32_t lwk_job_key_id(lwk_job_key_t key);
+/* The job id of a record slurm_load_job returned: step_id.job_id from
+ * 25.11, where job_id is kept "for backwards compatibility only"
+ * (slurm_job_info_t in slurm/slurm.h, slurm-25-11-0-1). */
+uint32_t lwk_job_info_id(const slurm_job_info_t *j);
+
+typedef int (*lwk_load_job_fn)(job_info_msg_t **, lwk_job_key_t, uint16_t);
 typedef void (*lwk_free_job_fn)(job_info_msg_t *);
-typedef hostlist_t (*lwk_hl_create_fn)(const char *);
-typedef int (*lwk_hl_find_fn)(hostlist_t, const char *);
-typedef void (*lwk_hl_destroy_fn)(hostlist_t);
+typedef lwk_hostlist_t (*lwk_hl_create_fn)(const char *);
+typedef int (*lwk_hl_find_fn)(lwk_hostlist_t, const char *);
+typedef void (*lwk_hl_destroy_fn)(lwk_hostlist_t);
 struct lwk_slurm_api {
 	lwk_load_job_fn load_job;
 	lwk_free_job_fn free_job;

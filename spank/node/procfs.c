@@ -28,18 +28,122 @@ int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, s
 	return 0;
 }
 
-/* The "/job_<job>" component in path (job_12 is not job_123), or NULL;
- * *n is its length. */
+static const char sluid_digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+bool lwk_sluid_shaped(const char *name, size_t n)
+{
+	if (n != 14 || name[0] != 's')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!name[i] || !strchr(sluid_digits, name[i]))
+			return false;
+	return true;
+}
+
+void lwk_sluid_format(uint64_t v, char out[15])
+{
+	out[0] = 's';
+	for (int i = 13; i >= 1; i--, v >>= 5)
+		out[i] = sluid_digits[v & 31];
+	out[14] = '\0';
+}
+
+/* Is name (n bytes) "job_<job>" (job 0: any "job_<n>")? */
+static bool job_id_name(const char *name, size_t n, uint32_t job)
+{
+	char want[32];
+	size_t w;
+
+	if (job) {
+		w = (size_t)snprintf(want, sizeof(want), "job_%u", job);
+		return n == w && !memcmp(name, want, w);
+	}
+	if (n < 5 || n > 14 || memcmp(name, "job_", 4) || name[4] == '0')
+		return false;
+	for (size_t i = 4; i < n; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+	return true;
+}
+
+bool lwk_cgroup_job_name_is(const char *name, size_t n, uint32_t job, const char *sluid)
+{
+	if (job_id_name(name, n, job))
+		return true;
+	if (!lwk_sluid_shaped(name, n))
+		return false;
+	return !sluid || (strlen(sluid) == n && !memcmp(name, sluid, n));
+}
+
+/* The job level of path (see lwk_cgroup_job_level); job 0 and sluid
+ * NULL: any job's.  A "job_<n>" component wins over a SLUID. */
+static size_t job_level(const char *path, size_t n, uint32_t job, const char *sluid,
+			size_t *start)
+{
+	size_t found = 0;
+
+	for (size_t at = 0; at < n;) {
+		const char *c = path + at + 1;
+		const char *slash = memchr(c, '/', n - at - 1);
+		size_t len = slash ? (size_t)(slash - c) : n - at - 1;
+
+		if (path[at] != '/')
+			return 0;
+		if (job_id_name(c, len, job)) {
+			*start = at;
+			return at + 1 + len;
+		}
+		if (!found && slash && (size_t)(slash - path) + 6 <= n && !strncmp(slash + 1, "step_", 5) &&
+		    lwk_sluid_shaped(c, len) && lwk_cgroup_job_name_is(c, len, job, sluid)) {
+			*start = at;
+			found = at + 1 + len;
+		}
+		at += 1 + len;
+	}
+	return found;
+}
+
+size_t lwk_cgroup_job_level(const char *path, size_t n, uint32_t job, const char *sluid,
+			    size_t *start)
+{
+	return job ? job_level(path, n, job, sluid, start) : 0;
+}
+
+int lwk_cgroup_job_name(const char *path, char *name, size_t len)
+{
+	size_t start, end = job_level(path, strlen(path), 0, NULL, &start);
+
+	if (!end || end - start > len)
+		return 0;
+	snprintf(name, len, "%.*s", (int)(end - start - 1), path + start + 1);
+	return 1;
+}
+
+int lwk_cgroup_job_of(const char *proc_cgroup, uint32_t job, const char *sluid)
+{
+	char ctl[256], path[4096], name[32];
+	const char *cursor = proc_cgroup;
+
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+		if (!lwk_cgroup_job_name(path, name, sizeof(name)))
+			continue;
+		if (!strncmp(name, "job_", 4))
+			return lwk_cgroup_job_name_is(name, strlen(name), job, NULL);
+		return sluid && sluid[0] ? !strcmp(name, sluid) : -1;
+	}
+	return -1;
+}
+
+/* The job level in path (job_12 is not job_123), or NULL; *n is its
+ * length with its '/'. */
 static char *job_component(char *path, uint32_t job, size_t *n)
 {
-	char needle[32];
-	char *hit;
+	size_t start, end = lwk_cgroup_job_level(path, strlen(path), job, NULL, &start);
 
-	*n = (size_t)snprintf(needle, sizeof(needle), "/job_%u", job);
-	for (hit = strstr(path, needle); hit; hit = strstr(hit + 1, needle))
-		if (hit[*n] == '\0' || hit[*n] == '/')
-			return hit;
-	return NULL;
+	if (!end)
+		return NULL;
+	*n = end - start;
+	return path + start;
 }
 
 int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,

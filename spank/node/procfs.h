@@ -26,10 +26,54 @@
 int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen);
 
 /*
+ * Slurm's job level in the path of a cgroup of one of job `job`'s own
+ * processes (n bytes: a /proc/<pid>/cgroup line's path):
+ *   "job_<job>"  cgroup v1; v2 up to 25.11, and 26.05 with
+ *                CgroupJobIdPaths=yes (cgroup.conf)
+ *   "s<SLUID>"   26.05's v2 default: "s" and 13 digits of Crockford's
+ *                base 32 (cgroup_p_step_create in
+ *                src/plugins/cgroup/v2/cgroup_v2.c, print_sluid in
+ *                src/common/sluid.c, slurm-26-05-3-1), directly above a
+ *                "step_*" component (step_0, step_batch, step_extern...)
+ * A SLUID does not say which job it is: the caller vouches that the
+ * process is the job's (its own slurmstepd, or a task pid Slurm gave);
+ * sluid, when not NULL, must be that name.  Returns the offset just past
+ * the component (path[end] is '/' or the end), *start that of the '/'
+ * before it; 0 when there is none.
+ */
+size_t lwk_cgroup_job_level(const char *path, size_t n, uint32_t job, const char *sluid,
+			    size_t *start);
+
+/* Is name (n bytes) the job level of job: "job_<job>", or a SLUID
+ * (sluid itself when not NULL)?  For paths recorded from a process of
+ * the job (the plugin's state) and for directory names. */
+bool lwk_cgroup_job_name_is(const char *name, size_t n, uint32_t job, const char *sluid);
+
+/* The job level's name in a cgroup path of a process of any job
+ * ("job_<n>", or a SLUID above a step_*), copied into name: 1, or 0
+ * when the path is in no job's cgroup. */
+int lwk_cgroup_job_name(const char *path, char *name, size_t len);
+
+/* What a /proc/<pid>/cgroup text says of any process and job: 1 in the
+ * job's cgroup (job_<job>, or its SLUID when sluid is given), 0 in
+ * another job's, -1 in no job's, or in a SLUID-named one while the job's
+ * SLUID is unknown (then only the process's environment can tell). */
+int lwk_cgroup_job_of(const char *proc_cgroup, uint32_t job, const char *sluid);
+
+/* Is name (n bytes) a SLUID as Slurm prints it: "s" and 13 digits of
+ * "0123456789ABCDEFGHJKMNPQRSTVWXYZ"? */
+bool lwk_sluid_shaped(const char *name, size_t n);
+
+/* The SLUID v as Slurm prints it (print_sluid): "s", then v in base 32,
+ * 13 digits, most significant first. */
+void lwk_sluid_format(uint64_t v, char out[15]);
+
+/*
  * From the text of /proc/<pid>/cgroup of a process inside job `job`,
  * the job's cgroup directory under cgroup_root: the v2 line ("0::/...")
- * or the v1 cpuacct line, cut after its "job_<job>" component.  0, or
- * -1 when the process is in no job cgroup.
+ * or the v1 cpuacct line, cut after its job level
+ * (lwk_cgroup_job_level).  0, or -1 when the process is in no job
+ * cgroup.
  */
 int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
 		   char *out, size_t len);
@@ -79,7 +123,7 @@ int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec);
 
 /*
  * Where to move a process out of the job's cgroups (the lines of
- * proc_cgroup that name /job_<job>), so that the job's end does not kill
+ * proc_cgroup that have its job level), so that the job's end does not kill
  * the sampler before it writes its last samples: on v2 into the scope's
  * "system" cgroup next to slurmstepd (a process may not sit in an inner
  * cgroup), on v1 into each hierarchy's root.  Fills out[] with

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "node/cgroup.h"
+#include "node/procfs.h"
 
 #include "node/statedir.h"
 #include "node/slurmcg.h"
@@ -42,14 +44,14 @@ static int remove_tree(const char *dir, int depth)
 
 /* Kill what the job left in the cgroup at dir (its slurmstepd would
  * have: nobody else will), up to ~2 s for it to go, then remove it. */
-static int clear(const char *cgroup_root, const char *dir)
+static int clear(const char *cgroup_root, const char *dir, bool v1)
 {
 	char hier[PATH_MAX], ctrl[64] = "";
 	const char *path = dir + strlen(cgroup_root);
 	int n;
 
-	/* v1: <root>/<controller>/slurm..., v2: <root>/system.slice/... */
-	if (strncmp(path, "/system.slice/", 14)) {
+	/* v1: <root>/<controller>/slurm..., v2: <root>/<slice>/<scope>/... */
+	if (v1) {
 		const char *slash = strchr(path + 1, '/');
 
 		if (!slash || (size_t)(slash - path - 1) >= sizeof(ctrl))
@@ -76,30 +78,35 @@ static int clear(const char *cgroup_root, const char *dir)
 	return -1;
 }
 
-int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, char *log, size_t loglen)
+int lwk_slurm_job_cgroups_remove(const char *cgroup_root, uint32_t job, const char *sluid,
+				 char *log, size_t loglen)
 {
-	/* Slurm's layouts (22.05 to 25.11): v1 under each controller's
-	 * slurm (or slurm_<node> with several slurmd on a host), v2 under
-	 * slurmd's scope unit.  26.05's SLUID-named job cgroups are not
-	 * matched: nothing is removed there. */
+	/* Slurm's layouts: v1 under each controller's slurm (or
+	 * slurm_<node> with several slurmd on a host); v2 under slurmd's
+	 * scope unit in its slice (_set_int_cg_ns in
+	 * src/plugins/cgroup/v2/cgroup_v2.c: <slice>/[<node>_]slurmstepd.scope,
+	 * the slice system.slice or CgroupSlice from 25.11), the job's
+	 * directory job_<id>, or from 26.05 its SLUID (cgroup_p_step_create),
+	 * unless CgroupJobIdPaths=yes. */
 	int removed = 0;
 
-	for (int layout = 0; layout < 2; layout++) {
+	for (int layout = 0; layout < 3; layout++) {
 		char pattern[PATH_MAX];
 		glob_t g;
-		int n = layout == 0
-				? snprintf(pattern, sizeof(pattern), "%s/*/slurm*/uid_*/job_%" PRIu32,
-					   cgroup_root, job)
-				: snprintf(pattern, sizeof(pattern),
-					   "%s/system.slice/*slurmstepd.scope/job_%" PRIu32, cgroup_root,
-					   job);
+		int n = layout == 0   ? snprintf(pattern, sizeof(pattern), "%s/*/slurm*/uid_*/job_%" PRIu32,
+						 cgroup_root, job)
+			: layout == 1 ? snprintf(pattern, sizeof(pattern), "%s/*/*slurmstepd.scope/job_%" PRIu32,
+						 cgroup_root, job)
+				      : snprintf(pattern, sizeof(pattern), "%s/*/*slurmstepd.scope/%s",
+						 cgroup_root, sluid ? sluid : "");
 
-		if (n < 0 || n >= (int)sizeof(pattern))
+		if (n < 0 || n >= (int)sizeof(pattern) ||
+		    (layout == 2 && (!sluid || !lwk_sluid_shaped(sluid, strlen(sluid)))))
 			continue;
 		if (glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
 			continue;
 		for (size_t j = 0; j < g.gl_pathc; j++) {
-			if (clear(cgroup_root, g.gl_pathv[j]) == 0)
+			if (clear(cgroup_root, g.gl_pathv[j], layout == 0) == 0)
 				removed++;
 			else
 				lwk_log_append(log, loglen, "Slurm's cgroup %s of job %" PRIu32

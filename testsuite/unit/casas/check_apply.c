@@ -31,12 +31,29 @@ START_TEST(the_jobs_cgroup_is_found_in_proc_cgroup)
 }
 END_TEST
 
+/* 26.05: the job level named by the job's SLUID (cgroup_p_step_create,
+ * src/plugins/cgroup/v2/cgroup_v2.c, slurm-26-05-3-1). */
+START_TEST(the_jobs_sluid_cgroup_is_found_in_proc_cgroup)
+{
+	char path[768];
+
+	ck_assert_int_eq(lwk_casas_job_cgroup("0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/slurm\n",
+					      42, path, sizeof(path)),
+			 0);
+	ck_assert_str_eq(path, "/system.slice/slurmstepd.scope/sEKNKTV3WPV500");
+	ck_assert_int_eq(lwk_casas_job_cgroup("0::/system.slice/slurmstepd.scope/system\n", 42, path,
+					      sizeof(path)),
+			 -1);
+}
+END_TEST
+
 Suite *casas_apply_suite(void)
 {
 	Suite *s = suite_create("casas apply");
 	TCase *tc = tcase_create("apply");
 
 	tcase_add_test(tc, the_jobs_cgroup_is_found_in_proc_cgroup);
+	tcase_add_test(tc, the_jobs_sluid_cgroup_is_found_in_proc_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -96,6 +96,23 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* slurmstepd's init_post_opt after a refused job value: 0 (the tasks fail
+ * the job) or -1 (the node drains), never a positive value, which 25.05
+ * and later take as a failure too. */
+START_TEST(refusal_return_codes)
+{
+	struct lwk_config c;
+	char *fail[] = { "on_error=fail_job" }, *drain[] = { "on_error=drain_node" };
+
+	lwk_config_defaults(&c);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c), 0);
+	ck_assert_int_eq(lwk_config_parse(1, fail, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c), 0);
+	ck_assert_int_eq(lwk_config_parse(1, drain, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c), -1);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -105,6 +122,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, values);
 	tcase_add_test(tc, long_paths);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, refusal_return_codes);
 	suite_add_tcase(s, tc);
 	return s;
 }

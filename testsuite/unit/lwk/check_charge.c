@@ -75,6 +75,29 @@ START_TEST(mem_charge_keeps_deleg_mem_and_needs_a_limit)
 }
 END_TEST
 
+/* 26.05: the job's memory cgroup is the SLUID-named one (the job level
+ * of the task's own cgroup), charged and given back the same way. */
+START_TEST(mem_is_charged_to_a_sluid_named_job_cgroup)
+{
+	const char *task = "0::/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/task_0\n";
+	const char *jobmem = "cg/s.slice/n1.scope/" LWK_FX_SLUID "/memory.max";
+	struct lwk_part p;
+	char what[1024], log[4096];
+
+	node_tree();
+	tree_put(jobmem, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
+	ck_assert_msg(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(tree_get(jobmem), "1029701632");
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
+				     "memcharge /s.slice/n1.scope/" LWK_FX_SLUID " 1073741824 1029701632\n"));
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
+	ck_assert_str_eq(tree_get(jobmem), "1073741824");
+	tree_remove();
+}
+END_TEST
+
 /* v1: the job's cgroup of the memory hierarchy (Slurm's layout there),
  * not the cpuset one, and its memory.limit_in_bytes. */
 START_TEST(mem_charge_on_v1_uses_the_memory_hierarchy)
@@ -113,6 +136,7 @@ Suite *lwk_charge_suite(void)
 	tcase_add_test(tc, mem_is_charged_to_the_jobs_memory_limit);
 	tcase_add_test(tc, mem_charge_keeps_deleg_mem_and_needs_a_limit);
 	tcase_add_test(tc, mem_charge_on_v1_uses_the_memory_hierarchy);
+	tcase_add_test(tc, mem_is_charged_to_a_sluid_named_job_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

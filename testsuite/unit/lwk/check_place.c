@@ -56,6 +56,43 @@ START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 }
 END_TEST
 
+/* 26.05: Slurm's job cgroup named by the job's SLUID, not job_<id>
+ * (cgroup_p_step_create, src/plugins/cgroup/v2/cgroup_v2.c,
+ * slurm-26-05-3-1): the tasks still go into Slurm's step cgroup, never
+ * into the plugin's own; the job's cgroup is remembered for the
+ * teardown, which takes it as the job's. */
+START_TEST(tasks_are_placed_in_a_sluid_named_step_cgroup)
+{
+	struct lwk_part p;
+	char where[800], iso[64], log[4096];
+	const char *app = "0::/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/task_0\n";
+
+	node_tree();
+	ck_assert_int_eq(setup("os=2", &p), 1);
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/s.slice/n1.scope/" LWK_FX_SLUID
+						"/step_0/slurm\n", err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, app, 4242, where, sizeof(where),
+					iso, sizeof(iso), err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(where, "/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user");
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/cpuset.cpus"), "2-7");
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
+				     "jobcg /s.slice/n1.scope/" LWK_FX_SLUID "\n"));
+	/* The SLUID's cgroup but no step in it: refused. */
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "0::/s.slice/n1.scope/" LWK_FX_SLUID
+					"/x\n", 4244, where, sizeof(where), iso, sizeof(iso), err,
+					sizeof(err)),
+			 -1);
+	/* The teardown takes the recorded cgroup as the job's (it cannot
+	 * remove it in this tree: kept for the next one). */
+	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), -1);
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
+				     "jobcg /s.slice/n1.scope/" LWK_FX_SLUID "\n"));
+	tree_remove();
+}
+END_TEST
+
 /* ---- a placement the node cannot make, found before the tasks -------- */
 
 START_TEST(placement_is_judged_before_the_tasks)
@@ -108,6 +145,7 @@ Suite *lwk_place_suite(void)
 	TCase *tc = tcase_create("place");
 
 	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
+	tcase_add_test(tc, tasks_are_placed_in_a_sluid_named_step_cgroup);
 	tcase_add_test(tc, placement_is_judged_before_the_tasks);
 	suite_add_tcase(s, tc);
 	return s;

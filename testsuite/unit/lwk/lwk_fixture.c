@@ -20,7 +20,8 @@ static char sysfs[300], proc[300], cgroot[300], state[300];
 
 /* A node of the guest cluster: 8 CPUs, NUMA nodes 0 (0-3) and 1 (4-7),
  * three IRQs, 10 hugepages on each node, a cgroup v2 tree with Slurm's
- * step cgroup of job 42. */
+ * step cgroups of job 42, named job_42 (up to 25.11) and by its SLUID
+ * (26.05). */
 void node_tree(void)
 {
 	char p[200];
@@ -42,18 +43,21 @@ void node_tree(void)
 	tree_put("proc/irq/30/smp_affinity_list", "0\n");
 	tree_mkdir("cg/s.slice/n1.scope/job_42/step_0/user/task_0");
 	tree_mkdir("cg/s.slice/n1.scope/job_42/step_batch/user/task_0");
+	/* 26.05's name of the same job's cgroup (its SLUID, LWK_FX_SLUID). */
+	tree_mkdir("cg/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/task_0");
 	tree_put("cg/cgroup.controllers", "cpuset cpu memory\n");
-	for (int i = 0; i < 2; i++) {
-		const char *step = i ? "step_batch" : "step_0";
+	for (int i = 0; i < 3; i++) {
+		const char *step = i == 2 ? "step_0" : i ? "step_batch" : "step_0";
+		const char *job = i == 2 ? LWK_FX_SLUID : "job_42";
 		static const char *const files[] = { "cpuset.cpus", "cpuset.mems", "cpuset.cpus.partition",
 						     "memory.max", "cpu.max", NULL };
 
-		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/cgroup.controllers", step);
+		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/%s/%s/cgroup.controllers", job, step);
 		tree_put(p, "cpuset cpu memory\n");
-		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/cgroup.subtree_control", step);
+		snprintf(p, sizeof(p), "cg/s.slice/n1.scope/%s/%s/cgroup.subtree_control", job, step);
 		tree_put(p, "cpuset cpu memory\n");
 		for (int f = 0; files[f]; f++) {
-			snprintf(p, sizeof(p), "cg/s.slice/n1.scope/job_42/%s/user/%s", step, files[f]);
+			snprintf(p, sizeof(p), "cg/s.slice/n1.scope/%s/%s/user/%s", job, step, files[f]);
 			tree_put(p, "");
 		}
 	}

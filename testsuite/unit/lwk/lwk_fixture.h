@@ -39,6 +39,8 @@ extern struct lwk_node_roots roots;
  * three IRQs, 10 hugepages on each node, a cgroup v2 tree with Slurm's
  * step cgroup of job 42. */
 void node_tree(void);
+/* Job 42's SLUID, 26.05's name of its cgroup in node_tree. */
+#define LWK_FX_SLUID "sEKNKTV3WPV500"
 void chmod_tree(const char *rel, mode_t mode);
 /* The absolute path of rel in the tree (4 rotating buffers). */
 const char *tree_path(const char *rel);

@@ -28,8 +28,9 @@ static uint32_t job_state;
 static const char *job_nodes = "n1";
 static uid_t job_uid = 3999999;
 
-static int fake_load(job_info_msg_t **msg, uint32_t job, uint16_t flags)
+static int fake_load(job_info_msg_t **msg, lwk_job_key_t key, uint16_t flags)
 {
+	uint32_t job = lwk_job_key_id(key);
 	job_info_msg_t *m;
 
 	(void)flags;
@@ -41,7 +42,12 @@ static int fake_load(job_info_msg_t **msg, uint32_t job, uint16_t flags)
 	m = calloc(1, sizeof(*m));
 	m->record_count = 1;
 	m->job_array = calloc(1, sizeof(*m->job_array));
+	/* Where this Slurm's record has the job id (lwk_job_info_id). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	m->job_array[0].step_id.job_id = job;
+#else
 	m->job_array[0].job_id = job;
+#endif
 	m->job_array[0].job_state = job_state;
 	m->job_array[0].nodes = strdup(job_nodes);
 	m->job_array[0].user_id = job_uid;
@@ -57,12 +63,12 @@ static void fake_free(job_info_msg_t *m)
 }
 
 /* A host list: the comma-separated names, no ranges. */
-static hostlist_t fake_hl_create(const char *s)
+static lwk_hostlist_t fake_hl_create(const char *s)
 {
-	return (hostlist_t)(void *)strdup(s);
+	return (lwk_hostlist_t)(void *)strdup(s);
 }
 
-static int fake_hl_find(hostlist_t hl, const char *name)
+static int fake_hl_find(lwk_hostlist_t hl, const char *name)
 {
 	char *copy = strdup((const char *)(void *)hl), *save = NULL;
 	int at = -1, i = 0;
@@ -74,7 +80,7 @@ static int fake_hl_find(hostlist_t hl, const char *name)
 	return at;
 }
 
-static void fake_hl_destroy(hostlist_t hl)
+static void fake_hl_destroy(lwk_hostlist_t hl)
 {
 	free((void *)hl);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* node/procfs.c: a job's cgroups and processes, the node's counters. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,76 @@ START_TEST(job_cgroup_from_proc_self_cgroup)
 	/* job_1 is not job_12, and linuxproc makes no job cgroup at all. */
 	ck_assert_int_eq(lwk_job_cgroup(v2, 1, "/sys/fs/cgroup", out, sizeof(out)), -1);
 	ck_assert_int_eq(lwk_job_cgroup("0::/user.slice/session-3.scope\n", 12, "/x", out, sizeof(out)), -1);
+}
+END_TEST
+
+/* 26.05's cgroup v2 names the job's cgroup by its SLUID ("s" and 13
+ * base-32 digits: cgroup_p_step_create, src/plugins/cgroup/v2/cgroup_v2.c,
+ * slurm-26-05-3-1), unless CgroupJobIdPaths=yes. */
+#define SLUID "sEKNKTV3WPV500"
+START_TEST(job_cgroup_named_by_sluid)
+{
+	char out[512], esc[LWK_ESCAPE_MAX][512];
+	const char *stepd = "0::/system.slice/slurmstepd.scope/" SLUID "/step_0/slurm\n";
+	const char *batch = "0::/system.slice/n1_slurmstepd.scope/" SLUID "/step_batch/user/task_0\n";
+
+	ck_assert_int_eq(lwk_job_cgroup(stepd, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/slurmstepd.scope/" SLUID);
+	ck_assert_int_eq(lwk_job_cgroup(batch, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/n1_slurmstepd.scope/" SLUID);
+	/* Not a job level: no step below it, or not a SLUID as Slurm prints
+	 * it (upper case, 13 digits), or another job's job_<n>. */
+	ck_assert_int_eq(lwk_job_cgroup("0::/user.slice/" SLUID "\n", 12, "/x", out, sizeof(out)), -1);
+	ck_assert_int_eq(lwk_job_cgroup("0::/s.scope/seknktv3wpv500/step_0/slurm\n", 12, "/x", out,
+					sizeof(out)), -1);
+	ck_assert_int_eq(lwk_job_cgroup("0::/s.scope/sEKNKTV3WPV50/step_0/slurm\n", 12, "/x", out,
+					sizeof(out)), -1);
+	ck_assert_int_eq(lwk_job_cgroup("0::/s.scope/job_13/step_0/slurm\n", 12, "/x", out, sizeof(out)),
+			 -1);
+	ck_assert_int_eq(lwk_cgroup_escape_paths(stepd, 12, "/sys/fs/cgroup", esc, LWK_ESCAPE_MAX), 1);
+	ck_assert_str_eq(esc[0], "/sys/fs/cgroup/system.slice/slurmstepd.scope/system/cgroup.procs");
+}
+END_TEST
+
+/* A SLUID printed as Slurm does (print_sluid, src/common/sluid.c): "s"
+ * and 13 base-32 digits, most significant first; the job level's name of
+ * any job, and whether a name is a given job's. */
+START_TEST(sluid_names)
+{
+	char s[15], name[32];
+
+	lwk_sluid_format(0, s);
+	ck_assert_str_eq(s, "s0000000000000");
+	lwk_sluid_format(32 + 31, s);
+	ck_assert_str_eq(s, "s000000000001Z");
+	lwk_sluid_format(UINT64_MAX, s);
+	ck_assert_str_eq(s, "sFZZZZZZZZZZZZ");
+	ck_assert(lwk_sluid_shaped(SLUID, 14));
+	ck_assert(!lwk_sluid_shaped("sEKNKTV3WPV5I0", 14)); /* no I in Crockford's */
+	ck_assert(!lwk_sluid_shaped("job_12", 6));
+	ck_assert_int_eq(lwk_cgroup_job_name("/a.scope/job_12/step_0/user/task_0", name, sizeof(name)), 1);
+	ck_assert_str_eq(name, "job_12");
+	ck_assert_int_eq(lwk_cgroup_job_name("/a.scope/" SLUID "/step_extern/slurm", name, sizeof(name)), 1);
+	ck_assert_str_eq(name, SLUID);
+	ck_assert_int_eq(lwk_cgroup_job_name("/a.scope/system", name, sizeof(name)), 0);
+	ck_assert_int_eq(lwk_cgroup_job_name("/user.slice/job_012/step_0", name, sizeof(name)), 0);
+	ck_assert(lwk_cgroup_job_name_is("job_12", 6, 12, NULL));
+	ck_assert(!lwk_cgroup_job_name_is("job_12", 6, 1, NULL));
+	ck_assert(lwk_cgroup_job_name_is(SLUID, 14, 12, NULL));
+	ck_assert(lwk_cgroup_job_name_is(SLUID, 14, 12, SLUID));
+	ck_assert(!lwk_cgroup_job_name_is(SLUID, 14, 12, "s0000000000001"));
+	/* Any process's cgroup, for the liveness check (joblive.c): the
+	 * job's, another's, none, or a SLUID that cannot be told without the
+	 * job's own. */
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/job_12/step_0/user/task_0\n", 12, NULL), 1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/job_13/step_0/user/task_0\n", 12, SLUID), 0);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/user.slice/session-3.scope\n", 12, SLUID), -1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/" SLUID "/step_0/user/task_0\n", 12, SLUID), 1);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/sEKNKTV3WPV501/step_0/user/task_0\n", 12, SLUID),
+			 0);
+	ck_assert_int_eq(lwk_cgroup_job_of("0::/a.scope/" SLUID "/step_0/user/task_0\n", 12, ""), -1);
+	ck_assert_int_eq(lwk_cgroup_job_of("4:cpuset:/\n3:freezer:/slurm/uid_5/job_12/step_0\n", 12, NULL),
+			 1);
 }
 END_TEST
 
@@ -109,6 +180,8 @@ Suite *procfs_suite(void)
 	TCase *tc = tcase_create("procfs");
 
 	tcase_add_test(tc, job_cgroup_from_proc_self_cgroup);
+	tcase_add_test(tc, job_cgroup_named_by_sluid);
+	tcase_add_test(tc, sluid_names);
 	tcase_add_test(tc, environ_names_job_and_node);
 	tcase_add_test(tc, node_files_parse);
 	tcase_add_test(tc, cgroup_walk_and_escape);
