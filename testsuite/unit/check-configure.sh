@@ -41,7 +41,7 @@ run() {
 	shift
 	rm -rf "$tmp/src"
 	mkdir -p "$tmp/src/spank"
-	cp "$srcdir/configure" "$srcdir/Makefile.in" "$tmp/src/"
+	cp "$srcdir/configure" "$srcdir/Makefile.in" "$srcdir/slurm-lwk.spec.in" "$tmp/src/"
 	cp -R "$srcdir/build-aux" "$tmp/src/"
 	cp "$srcdir/spank/lwk_dispatch.c" "$tmp/src/spank/"
 	(cd "$tmp/src" && env "$@" >"$tmp/$name.out" 2>&1)
