@@ -5,7 +5,9 @@
 # slurm_version.h, read here, not taken from the build):
 #   .deb  Version names the release (+slurmMAJOR.MINOR); Depends pins the
 #         package that owns the plugin directory to that release series
-#         (>= MM~, << next~); lwk.so in that directory, its plugin_version
+#         (>= MM~, << next~), and dpkg (in a scratch root and database)
+#         installs it beside that package of this release only; lwk.so
+#         in that directory, its plugin_version
 #         the headers' major.minor; the commands, the sampler where lwk.so
 #         looks for it, lwk-sweep's libslurmfull.so in the pinned package's
 #         directory; the man pages, job_submit.lua, the example
@@ -15,7 +17,8 @@
 #         or warning (what it would say is explained in
 #         debian/*lintian-overrides);
 #   .rpm  Release names the release (.slurmMAJOR.MINOR); Requires pins
-#         slurm to it; the same files as the .deb (man pages' .gz, the
+#         slurm to it, and rpm --test (a scratch database with a stand-in
+#         slurm) accepts this release only; the same files as the .deb (man pages' .gz, the
 #         plugin directory and Debian's changelog, copyright and lintian
 #         overrides aside); lwk-sweep's libslurmfull.so beside lwk.so; nothing
 #         under /etc; lwk.so's plugin_version.
@@ -51,6 +54,51 @@ plugin_version() {
 }
 # same_series V: V (0x...) is the headers' major.minor.
 same_series() { [ -n "$1" ] && [ $(($1 & 0xffff00)) = $((vnum & 0xffff00)) ]; }
+# Slurm versions around the one built for: an older and a newer
+# release series, and a later micro release of this one.
+major=$((vnum >> 16))
+older=$((major - 1)).08.8
+newer=$((major + 2)).11.5
+same=$mm.99
+
+# dpkg_accepts DEB OWNER VERSION: does dpkg configure DEB where OWNER
+# VERSION is installed?  In a scratch root with a scratch database
+# holding OWNER at VERSION and every other dependency at any version:
+# the host's dpkg database and files are not touched.  Prints dpkg's
+# complaint.
+dpkg_accepts() {
+	local root=$tmp/dpkg-$3 p
+	mkdir -p "$root/admin/updates" "$root/admin/info" "$root/admin/triggers" "$root/inst"
+	touch "$root/admin/available"
+	for p in $(dpkg-deb -f "$1" Depends | tr ',|' '\n\n' | sed 's/(.*//; s/:any//; s/ //g' | sort -u); do
+		if [ "$p" = "$2" ]; then
+			printf 'Package: %s\nStatus: install ok installed\nArchitecture: all\nVersion: %s\nMaintainer: none\nDescription: stand-in\n\n' "$p" "$3-1"
+		else
+			printf 'Package: %s\nStatus: install ok installed\nArchitecture: all\nVersion: 99:99\nMaintainer: none\nDescription: stand-in\n\n' "$p"
+		fi
+	done >"$root/admin/status"
+	dpkg --admindir="$root/admin" --instdir="$root/inst" --force-not-root --force-script-chrootless \
+		--log=/dev/null -i "$1" >"$root/out" 2>&1
+	local rc=$?
+	grep -A2 'depends on' "$root/out" | tr -s ' \n' ' '
+	return $rc
+}
+
+# rpm_accepts RPM VERSION: does rpm find RPM's slurm requirements met
+# where slurm VERSION is installed?  A stand-in slurm package in a
+# scratch database (rpm --test: nothing is installed).  Prints the
+# unmet slurm requirements.
+rpm_accepts() {
+	local d=$tmp/rpm-$2
+	mkdir -p "$d/db"
+	printf 'Name: slurm\nVersion: %s\nRelease: 1\nSummary: stand-in\nLicense: none\nBuildArch: %s\n%%description\nstand-in\n%%files\n' \
+		"$2" "$(rpm --eval '%{_arch}')" >"$d/slurm.spec"
+	rpmbuild -bb --quiet --define "_topdir $d/top" "$d/slurm.spec" >/dev/null 2>&1 || { echo "cannot build a stand-in slurm $2"; return 2; }
+	rpm --dbpath "$d/db" --initdb
+	rpm --dbpath "$d/db" -i --justdb --nodeps "$d"/top/RPMS/*/slurm-"$2"-1.*.rpm >/dev/null 2>&1
+	rpm --dbpath "$d/db" -i --test "$1" 2>&1 | grep '^[[:space:]]*slurm[ (].* is needed by' | sed 's/^[[:space:]]*//; s/ is needed by.*//' | paste -sd, -
+	! rpm --dbpath "$d/db" -i --test "$1" 2>&1 | grep -q '^[[:space:]]*slurm[ (].* is needed by'
+}
 
 # ---- the .deb
 mapfile -t debs < <(ls "$dir"/slurm-lwk_*.deb 2>/dev/null)
@@ -87,6 +135,14 @@ else
 	dpkg-deb -e "$deb" "$tmp/deb.control"
 	check "the .deb has no conffile and no maintainer script" \
 		eval '[ -z "$(ls "$tmp/deb.control" | grep -vx "control\|md5sums")" ]'
+	said=$(dpkg_accepts "$deb" "${owner:-?}" "$same")
+	check "dpkg installs it beside ${owner:-?} $same-1${said:+ ($said)}" test $? = 0
+	said=$(dpkg_accepts "$deb" "${owner:-?}" "$newer")
+	check "dpkg refuses it beside ${owner:-?} $newer-1 (${said:-no complaint})" \
+		eval '[ -n "$said" ] && [[ $said == *"depends on ${owner:-?} (<< $next~)"* ]]'
+	said=$(dpkg_accepts "$deb" "${owner:-?}" "$older")
+	check "dpkg refuses it beside ${owner:-?} $older-1 (${said:-no complaint})" \
+		eval '[ -n "$said" ] && [[ $said == *"depends on ${owner:-?} (>= $mm~)"* ]]'
 	dpkg-deb -x "$deb" "$tmp/deb"
 	pv=$(plugin_version "$tmp/deb$plugin")
 	check "the .deb's lwk.so has plugin_version ${pv:-none}, Slurm $mm's" same_series "$pv"
@@ -126,6 +182,14 @@ else
 	pin_hi=$(grep -cx "slurm\(([^)]*)\)\? < $next" "$tmp/rpm.requires")
 	check "Requires pins slurm to $mm.x ($(grep '^slurm' "$tmp/rpm.requires" | paste -sd, -))" \
 		test "$pin_lo" = 1 -a "$pin_hi" = 1
+	said=$(rpm_accepts "$r" "$same")
+	check "rpm installs it beside slurm $same${said:+ (unmet: $said)}" test $? = 0
+	said=$(rpm_accepts "$r" "$newer")
+	check "rpm refuses it beside slurm $newer (unmet: ${said:-nothing})" \
+		eval '[[ $said == *"< $next"* ]]'
+	said=$(rpm_accepts "$r" "$older")
+	check "rpm refuses it beside slurm $older (unmet: ${said:-nothing})" \
+		eval '[[ $said == *">= $mm"* ]]'
 	rpm -qlp "$r" 2>/dev/null >"$tmp/rpm.all"
 	check "the RPM installs nothing under /etc" eval '! grep -q "^/etc" "$tmp/rpm.all"'
 	# Files only (directories and build-ids aside), man pages by name,
