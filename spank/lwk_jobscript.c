@@ -82,6 +82,9 @@ int lwk_jobscript_epilog(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
 		return 0;
 	lwk_node_name(node, sizeof(node));
+	/* The liveness checks below may ask slurmctld. */
+	if (lwk_job_alive_jobscript_init(log, sizeof(log)))
+		slurm_error("lwk: job %u on %s: %s: slurmctld cannot be asked from the epilog", job, node, log);
 	{
 		/* --lwk first: the sampler may still be on the OS cores. */
 		struct lwk_node_roots r;

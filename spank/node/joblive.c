@@ -327,6 +327,40 @@ int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size
 	return rc;
 }
 
+int lwk_job_alive_jobscript_init(char *err, size_t errlen)
+{
+	int rc = 0;
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+	/*
+	 * slurmstepd in spank mode (_handle_spank_mode in slurmstepd.c)
+	 * reads the lite conf and runs the plugins, without the plugin
+	 * inits a step gets (_init_from_slurmd: auth_g_init, hash_g_init,
+	 * ...).  From 23.02 the first RPC then dies in fatal("No hash
+	 * plugins loaded"), seen on 24.11: the epilog fails and Slurm
+	 * drains the node.  Each init returns at once when already done.
+	 * Not slurm_init(): it reads slurm.conf anew and fatal()s when any
+	 * client plugin fails.  Taken by name from slurmstepd's
+	 * libslurmfull, where they are exported; absent ones are skipped
+	 * (tls_g_init is 25.05's).
+	 */
+	static const char *const inits[] = { "auth_g_init", "hash_g_init", "tls_g_init" };
+
+	for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]); i++) {
+		int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, inits[i]);
+
+		if (init && init() != 0 && !rc) {
+			snprintf(err, errlen, "%s failed", inits[i]);
+			rc = -1;
+		}
+	}
+#else
+	(void)err;
+	(void)errlen;
+#endif
+	return rc;
+}
+
 int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
 {
 	int (*init)(const char *);

@@ -84,6 +84,13 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid);
  * lib (symbolic links followed) or its directory is not root's only. */
 int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
 
+/* In "slurmstepd spank epilog" (a job script context): load the client
+ * plugins libslurm's RPCs need that slurmstepd loads only for a step
+ * (auth, hash, tls), so asking slurmctld does not die in fatal().  A
+ * no-op before Slurm 23.02, where the epilog's RPCs need none.  0, or
+ * -1 with the init that failed in err. */
+int lwk_job_alive_jobscript_init(char *err, size_t errlen);
+
 /* lib's real path into resolved when it and its directory are root's
  * and not group- or world-writable: 0, else -1 with why in err. */
 int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen);

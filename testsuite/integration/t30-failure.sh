@@ -63,27 +63,28 @@ test_plugstack_can_withdraw_an_option() {
 test_on_error_drain_node_drains_on_a_forged_value() {
 	need_private
 	client_without_plugin
-	local jid state='' conf=$LWK_DEV_DIR/plugstack.conf
+	# The last node: the one the fewest other tests use.
+	local jid state='' conf=$LWK_DEV_DIR/plugstack.conf node=node$LWK_NODES
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the step has run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	defer scontrol update nodename=node3 state=resume
+	defer scontrol update nodename="$node" state=resume
 	sed -i '1s|$| on_error=drain_node|' "$conf"
 	jid=$(SLURM_CONF=$LWK_WORK/client.conf _SLURM_SPANK_OPTION_lwk_lwk=backend=none \
-		sbatch --parsable -N1 -w node3 -o /dev/null --no-requeue --wrap true) || {
+		sbatch --parsable -N1 -w "$node" -o /dev/null --no-requeue --wrap true) || {
 		cp "$LWK_WORK/plugstack.orig" "$conf"
 		fail "sbatch failed"
 	}
 	for ((i = 0; i < 120; i++)); do
-		state=$(sinfo -h -n node3 -o '%t')
+		state=$(sinfo -h -n "$node" -o '%t')
 		[[ $state == drain* ]] && break
 		sleep 0.25
 	done
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	scancel "$jid" 2>/dev/null || true
-	scontrol update nodename=node3 state=resume >/dev/null 2>&1 || true
-	[[ $state == drain* ]] || fail "node3 is '$state', expected drained"
+	scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
+	[[ $state == drain* ]] || fail "$node is '$state', expected drained"
 	assert_grep "lwk: step $jid\\.batch: refusing the job's options: lwk: --lwk: backend='none'" \
-		"$(slurmd_log node3)"
+		"$(slurmd_log "$node")"
 }
