@@ -161,7 +161,9 @@ static int restore_irqs(const struct lwk_node_roots *r, const char *state, char 
 	}
 	irqs[o] = '\0';
 	if (o) {
-		/* Not tried again: an IRQ gone or refused stays so. */
+		/* Not tried again: an IRQ gone or refused stays so.  err
+		 * may hold an earlier step's words: only the restore's. */
+		err[0] = '\0';
 		left = lwk_irq_restore(r->proc, irqs, err, errlen);
 		lwk_log_append(log, loglen, "restored the affinity of the IRQs moved%s%s%s",
 			       left ? " (not all: gone, refused or torn lines" : "",

@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,11 @@ static void this_node(char *buf, size_t len)
 
 const struct lwk_slurm_api *lwk_slurm_api_override;
 
+/* Set (once, in the epilog's own single-threaded process) when the
+ * client plugins could not be loaded there: an RPC would then die in
+ * fatal() or on a NULL call, so allocated_here answers "cannot tell". */
+static atomic_int jobscript_api_broken;
+
 /* The pointers dlsym gives are called through these types: they must be
  * the ones this Slurm's slurm.h declares. */
 _Static_assert(__builtin_types_compatible_p(__typeof__(&slurm_load_job), lwk_load_job_fn),
@@ -246,6 +253,10 @@ static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid
 	hl_destroy = api.hl_destroy;
 	if (!load || !freejob || !hl_create || !hl_find || !hl_destroy)
 		return LWK_ALLOC_NO_API;
+	/* The epilog could not load the client plugins: an RPC would kill
+	 * it and drain the node. */
+	if (atomic_load(&jobscript_api_broken))
+		return LWK_ALLOC_UNKNOWN;
 	/* Root's process running as another user for now (slurmstepd sets
 	 * its effective uid to the job's user around task set-up, for the
 	 * whole process): the RPC would go as that user.  Cannot tell. */
@@ -329,41 +340,49 @@ int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size
 
 int lwk_job_alive_jobscript_init(char *err, size_t errlen)
 {
-	int rc = 0;
-
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 	/*
 	 * slurmstepd in spank mode (_handle_spank_mode in slurmstepd.c)
-	 * reads the lite conf and runs the plugins, without the plugin
-	 * inits a step gets (_init_from_slurmd: auth_g_init, hash_g_init,
-	 * ...).  From 23.02 the first RPC then dies in fatal("No hash
-	 * plugins loaded"), seen on 24.11: the epilog fails and Slurm
-	 * drains the node.  Each init returns at once when already done.
-	 * Not slurm_init(): it reads slurm.conf anew and fatal()s when any
-	 * client plugin fails.  Taken by name from slurmstepd's
-	 * libslurmfull, where they are exported; absent ones are skipped
-	 * (tls_g_init is 25.05's).
+	 * reads the lite conf and runs the plugins without the inits a
+	 * step gets (_init_from_slurmd).  The first RPC then dies: from
+	 * 23.02 in fatal("No hash plugins loaded") (seen on 24.11: the
+	 * epilog fails and Slurm drains the node); from 25.05 on a NULL
+	 * call, as connections go through conn_g_create(), set up by
+	 * conn_g_init() after certgen_g_init().  The list is slurm_init()'s
+	 * client part for the release (not slurm_init() itself: it reads
+	 * slurm.conf anew and fatal()s when any client plugin fails).  Each
+	 * is int f(void) and returns at once when already done; taken by
+	 * name from slurmstepd's libslurmfull, which exports them.
+	 * Before 25.05 one that is absent is skipped (23.02 has no
+	 * auth_g_init); from 25.05 each is needed.
 	 */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	static const char *const inits[] = { "auth_g_init", "certgen_g_init", "hash_g_init", "conn_g_init" };
+	const bool needed = true;
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 	static const char *const inits[] = { "auth_g_init", "hash_g_init", "tls_g_init" };
+	const bool needed = false;
+#else
+	static const char *const inits[] = { NULL };
+	const bool needed = false;
+#endif
 
-	for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]); i++) {
+	for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]) && inits[i]; i++) {
 		int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, inits[i]);
 
-		if (init && init() != 0 && !rc) {
-			snprintf(err, errlen, "%s failed", inits[i]);
-			rc = -1;
+		if (!init && !needed)
+			continue;
+		if (!init || init() != 0) {
+			snprintf(err, errlen, "%s %s", inits[i], init ? "failed" : "not found in slurmstepd");
+			atomic_store(&jobscript_api_broken, 1);
+			return -1;
 		}
 	}
-#else
-	(void)err;
-	(void)errlen;
-#endif
-	return rc;
+	return 0;
 }
 
 int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
 {
-	int (*init)(const char *);
+	void (*init)(const char *);
 	char real[4096];
 
 	if (dlsym(RTLD_DEFAULT, "slurm_load_job"))
@@ -374,7 +393,7 @@ int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", dlerror());
 		return -1;
 	}
-	init = (int (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
+	init = (void (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
 	if (init)
 		init(NULL);
 	if (!dlsym(RTLD_DEFAULT, "slurm_load_job")) {

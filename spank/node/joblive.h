@@ -86,9 +86,10 @@ int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
 
 /* In "slurmstepd spank epilog" (a job script context): load the client
  * plugins libslurm's RPCs need that slurmstepd loads only for a step
- * (auth, hash, tls), so asking slurmctld does not die in fatal().  A
- * no-op before Slurm 23.02, where the epilog's RPCs need none.  0, or
- * -1 with the init that failed in err. */
+ * (auth, hash, and tls or certgen and conn by release), so asking
+ * slurmctld does not kill the epilog.  A no-op before Slurm 23.02.  0,
+ * or -1 with the init that failed in err; then liveness answers
+ * "cannot tell" instead of asking. */
 int lwk_job_alive_jobscript_init(char *err, size_t errlen);
 
 /* lib's real path into resolved when it and its directory are root's
