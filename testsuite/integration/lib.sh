@@ -79,6 +79,13 @@ slurmd_log() {
 	echo "$LWK_DEV_DIR/log/slurmd-$1.log"
 }
 
+# job_sluid JID: the job's SLUID while Slurm knows the job (scontrol
+# shows it with -d), which names its cgroup v2 directory from 26.05 on
+# (unless CgroupJobIdPaths=yes); nothing before 26.05.
+job_sluid() {
+	scontrol -d show job -o "$1" 2>/dev/null | grep -o ' SLUID=[^ ]*' | cut -d= -f2 || true
+}
+
 # Does Slurm track jobs in cgroups here (job cgroups the plugin can use)?
 slurm_cgroups() {
 	# grep -c reads to the end: with -q it exits at the match, scontrol

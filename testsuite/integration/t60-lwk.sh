@@ -72,10 +72,13 @@ assert_nothing_left() {
 }
 
 test_tasks_run_on_the_app_cores_and_the_batch_script_on_the_os_cores() {
-	local jid n=$LWK_NODES node app os mems role cpus allowed_mems cg online p
+	local jid n=$LWK_NODES node app os mems role cpus allowed_mems cg online p sluid lvl
 	p=$(probe)
 	jid=$(sbatch --parsable -N "$n" --lwk -o "$LWK_WORK/probe.out" --wrap "$p; srun -N $n $p") ||
 		fail "sbatch failed"
+	# Slurm's cgroup level of the job: job_<id>, or its SLUID (26.05).
+	sluid=$(job_sluid "$jid")
+	lvl="job_$jid"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/probe.out")"
 	[ "$(grep -c '|app|' "$LWK_WORK/probe.out")" = "$n" ] ||
@@ -94,7 +97,8 @@ test_tasks_run_on_the_app_cores_and_the_batch_script_on_the_os_cores() {
 			[ "$allowed_mems" = "$mems" ] || fail "$node: an App task may use memory nodes $allowed_mems, not only $mems"
 			if slurm_cgroups; then
 				# v2: step_0/user/task_<t>; v1 (cpuset): step_0
-				[[ $cg == */job_$jid/step_0/user/task_* || $cg == */job_$jid/step_0 ]] ||
+				[[ -n $sluid && $cg == */$sluid/* ]] && lvl=$sluid
+				[[ $cg == */$lvl/step_0/user/task_* || $cg == */$lvl/step_0 ]] ||
 					fail "$node: App task in $cg, not Slurm's step cgroup"
 			else
 				[ "$cg" = "/slurm-lwk/$node/job_$jid/app" ] || fail "$node: App task in $cg"
@@ -102,7 +106,8 @@ test_tasks_run_on_the_app_cores_and_the_batch_script_on_the_os_cores() {
 		else
 			[ "$cpus" = "$os" ] || fail "$node: the batch script may run on CPUs $cpus, not only the OS CPUs $os"
 			if slurm_cgroups; then
-				[[ $cg == */job_$jid/step_batch/user/task_* || $cg == */job_$jid/step_batch ]] ||
+				[[ -n $sluid && $cg == */$sluid/* ]] && lvl=$sluid
+				[[ $cg == */$lvl/step_batch/user/task_* || $cg == */$lvl/step_batch ]] ||
 					fail "$node: batch script in $cg"
 			else
 				[ "$cg" = "/slurm-lwk/$node/job_$jid/delegation" ] || fail "$node: batch script in $cg"
@@ -329,7 +334,7 @@ install_standin() {
 }
 test_mckernel_backend_against_the_ihk_stand_in() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf standin jid out calls
+	local conf=$LWK_DEV_DIR/plugstack.conf standin jid out calls sluid
 	standin=$(install_standin)
 	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
@@ -339,6 +344,7 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 		--wrap 'echo "backend=$SLURM_LWK_BACKEND app=$SLURM_LWK_APP_CPUS os=$SLURM_LWK_OS_CPUS"
 			srun "$SLURM_LWK_MCEXEC" bash -c "echo proxy \$(sed -n \"s/^Cpus_allowed_list:\t//p\" /proc/self/status)"') ||
 		fail "sbatch failed"
+	sluid=$(job_sluid "$jid")
 	wait_job "$jid"
 	wait_teardown node1 "$jid"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
@@ -355,7 +361,8 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 	grep -q "^ihkconfig 0 query cpu$" <<<"$calls" || fail "the reserved CPUs were never checked: $calls"
 	grep -q "^mcexec uid 0 cgroup .* bash -c" <<<"$calls" || fail "mcexec never ran: $calls"
 	if slurm_cgroups; then
-		grep -qE "^mcexec uid 0 cgroup .*/job_$jid/step_0(/| )" <<<"$calls" || fail "mcexec outside the job's cgroup: $calls"
+		grep -qE "^mcexec uid 0 cgroup .*/(job_$jid${sluid:+|$sluid})/step_0(/| )" <<<"$calls" ||
+			fail "mcexec outside the job's cgroup: $calls"
 	else
 		grep -q "^mcexec uid 0 cgroup /slurm-lwk/node1/job_$jid/delegation " <<<"$calls" ||
 			fail "mcexec outside the delegation cgroup: $calls"
@@ -678,7 +685,8 @@ test_mem_is_charged_to_the_jobs_memory_limit() {
 	cat >"$LWK_WORK/memlimit.sh" <<'SH'
 echo "${SLURM_LWK_HUGEPAGES:-none}"
 p=$(grep -m1 -E "^0::|^[0-9]+:([^:]*,)?memory(,[^:]*)?:" /proc/self/cgroup | cut -d: -f3)
-p=$(sed "s|\(/job_[0-9]*\)/.*|\1|" <<<"$p")
+# The job's level: job_<id>, or its SLUID (26.05), above step_*.
+p=$(sed -E "s|/step_[^/]*(/.*)?$||" <<<"$p")
 if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cat "/sys/fs/cgroup$p/memory.max"
 else cat "/sys/fs/cgroup/memory$p/memory.limit_in_bytes"; fi
 SH
