@@ -9,6 +9,25 @@
 
 #define JOBMEM "cg/s.slice/n1.scope/job_42/memory.max"
 
+/* A node whose job cgroup LEVEL has Slurm's 1G limit, a partition with
+ * mem=40M, and TASK's first charge: the limit lowered by the 42M of
+ * hugepages and the charge recorded in the state first. */
+static void charge_once(const char *level, const char *task, struct lwk_part *p, char *what,
+			size_t whatlen)
+{
+	char mem[256], line[512];
+
+	snprintf(mem, sizeof(mem), "cg%s/memory.max", level);
+	snprintf(line, sizeof(line), "memcharge %s 1073741824 1029701632\n", level);
+	node_tree();
+	tree_put(mem, "1073741824\n");
+	ck_assert_int_eq(setup("os=2,mem=40M", p), 1);
+	ck_assert_msg(lwk_part_charge(&roots, p, task, what, whatlen, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_str_eq(tree_get(mem), "1029701632");
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), line));
+}
+
 /* 3.7: mem= hugepages are not counted by the job's memory cgroup: the
  * job's limit (Slurm's, 1G) is lowered by the 42M reserved, recorded
  * first, set again after Slurm rewrites it for a new step, and given
@@ -19,14 +38,7 @@ START_TEST(mem_is_charged_to_the_jobs_memory_limit)
 	struct lwk_part p;
 	char what[1024], log[4096];
 
-	node_tree();
-	tree_put(JOBMEM, "1073741824\n");
-	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
-	ck_assert_msg(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)) == 0,
-		      "%s", err);
-	ck_assert_str_eq(tree_get(JOBMEM), "1029701632");
-	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
-				     "memcharge /s.slice/n1.scope/job_42 1073741824 1029701632\n"));
+	charge_once("/s.slice/n1.scope/job_42", task, &p, what, sizeof(what));
 	ck_assert_msg(strstr(what, "mem= holds 42M outside the job's memory: its limit in "
 				   "/s.slice/n1.scope/job_42 is 982M, not 1024M"), "%s", what);
 	/* Another task: nothing more.  A new step: Slurm wrote its limit
@@ -84,14 +96,7 @@ START_TEST(mem_is_charged_to_a_sluid_named_job_cgroup)
 	struct lwk_part p;
 	char what[1024], log[4096];
 
-	node_tree();
-	tree_put(jobmem, "1073741824\n");
-	ck_assert_int_eq(setup("os=2,mem=40M", &p), 1);
-	ck_assert_msg(lwk_part_charge(&roots, &p, task, what, sizeof(what), err, sizeof(err)) == 0,
-		      "%s", err);
-	ck_assert_str_eq(tree_get(jobmem), "1029701632");
-	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
-				     "memcharge /s.slice/n1.scope/" LWK_FX_SLUID " 1073741824 1029701632\n"));
+	charge_once("/s.slice/n1.scope/" LWK_FX_SLUID, task, &p, what, sizeof(what));
 	ck_assert_int_eq(lwk_part_teardown(&roots, 42, log, sizeof(log)), 1);
 	ck_assert_str_eq(tree_get(jobmem), "1073741824");
 	tree_remove();
