@@ -112,10 +112,53 @@ static bool job_cgroup(const char *dir, const char *name)
 	return job;
 }
 
-/* A busy job cgroup in dir other than ours: 1 with what, else 0. */
-static int other_job_cgroup_in(const char *dir, const char *ours, char *what, size_t len)
+/* The job id of job cgroup dir named otherwise than job_<n> (26.05: by
+ * SLUID), from the title of a slurmstepd in one of its steps' "slurm"
+ * cgroups ("slurmstepd: [<id>.<step>]"), read through proc: users know
+ * their jobs by id.  0 with id, -1 when no slurmstepd says. */
+static int stepd_job_id(const char *proc, const char *dir, char *id, size_t idlen)
 {
-	char path[4400];
+	char path[4400], text[64];
+	struct dirent *e;
+	int rc = -1;
+	DIR *d = opendir(dir);
+
+	while (rc && d && (e = readdir(d))) {
+		long pid = 0;
+		size_t n;
+		FILE *f;
+
+		if (strncmp(e->d_name, "step_", 5) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s/slurm/cgroup.procs", dir,
+				     e->d_name) >= sizeof(path) ||
+		    !(f = fopen(path, "re")))
+			continue;
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+		if (pid <= 0 || (size_t)snprintf(path, sizeof(path), "%s/%ld/cmdline", proc, pid) >=
+					sizeof(path) ||
+		    !(f = fopen(path, "re")))
+			continue;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		if (!strncmp(text, "slurmstepd: [", 13) &&
+		    (n = strspn(text + 13, "0123456789")) > 0 && n < idlen && text[13 + n] == '.') {
+			snprintf(id, idlen, "%.*s", (int)n, text + 13);
+			rc = 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* A busy job cgroup in dir other than ours: 1 with what, else 0. */
+static int other_job_cgroup_in(const char *proc, const char *dir, const char *ours, char *what,
+			       size_t len)
+{
+	char path[4400], id[112];
 	struct dirent *e;
 	int found = 0;
 	DIR *d = opendir(dir);
@@ -132,10 +175,14 @@ static int other_job_cgroup_in(const char *dir, const char *ours, char *what, si
 			found = 2;
 			break;
 		}
-		/* job_<n> Slurm's name; anything else is named as it is. */
+		/* job_<n> Slurm's name; else the id its slurmstepd gives,
+		 * else the cgroup's name as it is. */
 		if (job_cgroup(path, e->d_name) && cgroup_busy(path, 3)) {
-			snprintf(what, len, "job %.100s runs there (its cgroup %.200s)",
-				 strncmp(e->d_name, "job_", 4) ? e->d_name : e->d_name + 4, path);
+			if (!strncmp(e->d_name, "job_", 4))
+				snprintf(id, sizeof(id), "%s", e->d_name + 4);
+			else if (stepd_job_id(proc, path, id, sizeof(id)))
+				snprintf(id, sizeof(id), "%.100s", e->d_name);
+			snprintf(what, len, "job %s runs there (its cgroup %.200s)", id, path);
 			found = 1;
 		}
 	}
@@ -241,7 +288,7 @@ static int other_job_cgroup(const struct lwk_node_roots *r, uint32_t job, char *
 					"line of %s is too long", path), 2;
 		if (jl)
 			continue;
-		if ((rc = other_job_cgroup_in(parent, ours, what, len)))
+		if ((rc = other_job_cgroup_in(r->proc, parent, ours, what, len)))
 			return rc;
 		/* v1 keeps each user's jobs under uid_<n>: the other users'
 		 * jobs are cousins. */
@@ -259,7 +306,7 @@ static int other_job_cgroup(const struct lwk_node_roots *r, uint32_t job, char *
 				    !strcmp(e->d_name, mine))
 					continue;
 				snprintf(cousin, sizeof(cousin), "%s/%s", up, e->d_name);
-				if ((rc = other_job_cgroup_in(cousin, ours, what, len))) {
+				if ((rc = other_job_cgroup_in(r->proc, cousin, ours, what, len))) {
 					closedir(d);
 					return rc;
 				}

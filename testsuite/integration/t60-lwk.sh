@@ -451,21 +451,29 @@ wait_step0() {
 	fail "step $1.0 did not start within 60 s: $(scontrol show job "$1" | grep -oE '(JobState|Reason|NodeList)=[^ ]+' | tr '\n' ' ')"
 }
 
-# held_by JOB SECONDS: what job JOB holds on node1 while its task
-# "[/usr/bin/]sleep SECONDS" runs: its partition's state, the node's IRQ affinities
-# and hugepages, and the CPUs and memory nodes the task may use.
+# held_by JOB SECONDS: what job JOB holds on node1 while its tasks
+# "[/usr/bin/]sleep SECONDS" run: its partition's state, the node's IRQ
+# affinities and hugepages, and the CPUs and memory nodes each task may
+# use.  Once every task of the step has exec'd (one per core of node1):
+# under emulation they exec one by one, and a snapshot of the first few
+# differs from one of all (seen on sid).
 held_by() {
-	local pid i
-	for ((i = 0; i < 40; i++)); do
+	local pids= pid n i want
+	want=$(node_cores node1)
+	for ((i = 0; i < 120; i++)); do
 		# srun runs its command by its full path.
-		pid=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$" | head -1)
-		[ -z "$pid" ] || break
+		pids=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$")
+		n=$(grep -c . <<<"$pids")
+		[ "$n" -lt "$want" ] || break
 		sleep 0.25
 	done
-	[ -n "$pid" ] || fail "no task 'sleep $2' of job $1 on node1: $(squeue -h -j "$1" -s) $(cat "$LWK_WORK"/*.out)"
+	[ "$n" = "$want" ] || fail "job $1 runs $n of its $want tasks 'sleep $2' on node1: $(squeue -h -j "$1" -s) $(cat "$LWK_WORK"/*.out)"
 	on_node node1 cat "$LWK_STATE_DIR/node1/$1/lwk.state" || echo "no partition of job $1"
 	node_snapshot node1
-	on_node node1 grep -E '^(Cpus|Mems)_allowed_list' "/proc/$pid/status"
+	for pid in $pids; do
+		on_node node1 grep -E '^(Cpus|Mems)_allowed_list' "/proc/$pid/status" | tr '\n' ' '
+		echo
+	done
 }
 
 # The job that came second failed with a message naming the first, set

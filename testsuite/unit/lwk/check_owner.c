@@ -100,6 +100,17 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 	put("cg/s.slice/n1.scope/sABC43/step_extern/cgroup.procs", "77\n");
 	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
+	/* Named by the id its slurmstepd's title gives, users know jobs
+	 * by it; a title that is not a slurmstepd's leaves the name. */
+	put("cg/s.slice/n1.scope/sABC43/step_0/slurm/cgroup.procs", "4300\n");
+	put("proc/4300/cmdline", "sleep\0002\000");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
+	ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
+	put("proc/4300/cmdline", "slurmstepd: [43.0]\000");
+	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
+	ck_assert_msg(!strncmp(what, "job 43 runs there (its cgroup ", 30) &&
+			      strstr(what, "/cg/s.slice/n1.scope/sABC43)"),
+		      "%s", what);
 	tree_remove();
 
 	/* v1: the freezer hierarchy (proctrack/cgroup), the other user's
