@@ -401,6 +401,15 @@ end
 -- 1 for a task wider than a die), and the CPU minimum is the CPUs of the
 -- tasks the rounded dies hold: rounding it further would add tasks that
 -- need one more die.
+-- A task wider than a die gets whole dies of its own: its
+-- --cpus-per-task is rounded up to whole dies.  A CPU minimum alone
+-- cannot reach them: from 23.02.5 (and in 22.05 up to 22.05.6) cons_tres
+-- gives a job on a node no more CPUs than its whole tasks fill
+-- (_allocate_sc: a one-task -c 5 on a node of 8 CPUs gets 5, and a
+-- minimum of 6, the 3 dies of 2 CPUs it spans, is "Requested node
+-- configuration is not available"; seen on 26.05).  The job and its
+-- steps then see the rounded count (SLURM_CPUS_PER_TASK, 22.05 and
+-- 26.05 alike).
 -- With --threads-per-core=1 on nodes of 2 threads a core, a job uses one
 -- CPU of each core (Slurm counts its CPU request in those) but holds
 -- whole cores: a die then gives it CoresPerDie CPUs and costs die_cpus.
@@ -456,6 +465,13 @@ local function round_to_dies(nt, where, job_desc, set, notes, rule_rec)
       "--cpus-per-task=%d is more than a node of %s has (%s); nearest valid: --cpus-per-task=%d",
       per_task, where, shape, nu)
   end
+  -- A task wider than a die: whole dies of its own (above).
+  local asked_task = per_task
+  if per_task > du and per_task % du ~= 0 then
+    per_task = ceil_div(per_task, du) * du
+    set.cpus_per_task = per_task
+    notes[#notes + 1] = string.format("CPUs per task %d -> %d (%d whole dies)", asked_task, per_task, ceil_div(asked_task, du))
+  end
   -- Tasks per die: as many as fit, never more; a wider task gets 1, so
   -- that Slurm keeps it on the fewest dies.
   local fit = math.floor(du / per_task)
@@ -507,7 +523,7 @@ local function round_to_dies(nt, where, job_desc, set, notes, rule_rec)
       math.max(1, fit >= 1 and max_nodes * nt.Dies * pack or math.floor(max_nodes * nu / per_task)))
   end
   local want = cpus_for(d)
-  local had = math.max(min_cpus or 0, (tasks or 1) * per_task)
+  local had = math.max(min_cpus or 0, (tasks or 1) * asked_task)
   if want ~= had then
     set.min_cpus = want
     notes[#notes + 1] = string.format("CPUs %d -> %d (%d die(s))", had, want, d)

@@ -266,18 +266,22 @@ alloc_check() {
 }
 
 # Issue 14, section 4: on 16x4x2 nodes -c 9 got 40 CPUs (Slurm spread the
-# task one core per die), -c 12 got 48, -c 16 got 64.
+# task one core per die), -c 12 got 48, -c 16 got 64.  Each wide task
+# gets whole dies of its own (its CPUs rounded up to whole dies): on
+# 26.05 a one-task -c 5 on nodes of 4 dies x 2 CPUs was refused
+# ("Requested node configuration is not available") when only its CPU
+# minimum was rounded.
 test_a_task_wider_than_a_die_gets_exactly_the_dies_it_needs() {
 	need_policy_partitions
 	geometry
-	[ "$dies" -ge 3 ] && [ "$die_cpus" -ge 2 ] ||
+	[ "$dies" -ge 4 ] && [ "$die_cpus" -ge 2 ] ||
 		skip "the nodes have $dies die(s) of $die_cpus CPU(s); LWK_DEVCLUSTER_DIES=16x4x2 declares many-die nodes"
 	[ -z "$(squeue -h -p dies -t R -o %i)" ] || skip "jobs run in partition dies: the dies are not all free"
 	alloc_check "-n1 -c$((die_cpus + 1))" 2
 	alloc_check "-n1 -c$((die_cpus + die_cpus / 2))" 2
 	alloc_check "-n1 -c$((2 * die_cpus))" 2
 	alloc_check "-n1 -c$((2 * die_cpus + 1))" 3
-	alloc_check "-n2 -c$((die_cpus + 1))" 3
+	alloc_check "-n2 -c$((die_cpus + 1))" 4
 	# Multi-task requests were right before; they must stay so.
 	alloc_check "-n$((die_cpus + 1))" 2
 }

@@ -582,20 +582,33 @@ describe("die placement on many-die nodes with threads (16 dies x 4 cores x 2)",
 
   -- What Slurm 22.05 gave on the declared-topology dev cluster with
   -- these fields (testsuite/integration/t40-policy.sh): exact dies.
-  it("keeps a task wider than a die on the fewest dies", function()
+  it("keeps a task wider than a die on the fewest dies, whole", function()
     for _, c in ipairs({ { 9, 16 }, { 12, 16 }, { 16, 16 }, { 17, 24 }, { 64, 64 } }) do
-      local p = plan({ num_tasks = 1, cpus_per_task = c[1], pn_min_cpus = c[1] })
+      local p = plan({ num_tasks = 1, cpus_per_task = c[1], pn_min_cpus = c[1], min_cpus = c[1] })
       assert.is_nil(p.reject)
       assert.are.equal(1, p.set.ntasks_per_socket, "-c " .. c[1])
+      -- Its CPUs a multiple of a die's: Slurm 23.02.5 and later give a
+      -- node no more CPUs than whole tasks fill, so a minimum alone
+      -- (16 for a -c 9) would be unreachable there on a node of 16.
+      assert.are.equal(c[2], p.set.cpus_per_task or c[1], "-c " .. c[1])
       assert.are.equal(c[2], p.set.min_cpus or c[1], "-c " .. c[1])
-      assert.are.equal(c[2], p.set.pn_min_cpus or c[1], "-c " .. c[1])
+      if c[2] ~= c[1] then
+        assert.truthy(table.concat(p.notes, "; "):find(
+          string.format("CPUs per task %d -> %d (%d whole dies)", c[1], c[2], c[2] / 8), 1, true), table.concat(p.notes, "; "))
+      end
     end
   end)
 
-  it("rounds several wide tasks to the dies they fill together", function()
+  it("gives each of several wide tasks whole dies of its own", function()
     local p = plan({ num_tasks = 2, cpus_per_task = 9 })
-    assert.are.equal(24, p.set.min_cpus)
+    assert.are.equal(16, p.set.cpus_per_task)
+    assert.are.equal(32, p.set.min_cpus)
     assert.are.equal(1, p.set.ntasks_per_socket)
+    -- Per node too: --ntasks-per-node=2 of -c 9 is 4 dies a node, the
+    -- 2 x 16 CPUs Slurm counts from the tasks (no minimum to add).
+    p = plan({ ntasks_per_node = 2, cpus_per_task = 9 })
+    assert.are.equal(16, p.set.cpus_per_task)
+    assert.is_nil(p.set.pn_min_cpus)
   end)
 
   it("never asks for more tasks' CPUs than the rounded dies hold", function()
