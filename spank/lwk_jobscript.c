@@ -95,13 +95,18 @@ int lwk_jobscript_epilog(spank_t sp)
 			log_lines(job, node, plog);
 	}
 	{
-		/* Its dies go back to the other contention-aware jobs here. */
+		/* Its dies go back to the other contention-aware jobs here.
+		 * Logged whether or not the job had dies: any job's epilog
+		 * re-plans the contention-aware jobs still here (nothing
+		 * when there are none), which also returns the dies of
+		 * jobs that are gone; that was silent after a plain job's
+		 * epilog (seen on sid). */
 		struct lwk_node_roots r;
 		char clog[8192] = "";
 
 		lwk_node_roots_of(&r, node);
-		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
-			log_lines(job, node, clog);
+		lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog));
+		log_lines(job, node, clog);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));
 	if (rc < 0) {

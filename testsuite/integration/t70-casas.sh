@@ -392,14 +392,20 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 		fail "job $a ended, its record is still on $node$(job_story "$a" "$node")"
 }
 
+# plant_gone_record NODE JOB: what a job killed with its slurmstepd
+# leaves on NODE: a record, no process.
+plant_gone_record() {
+	on_node "$1" mkdir -p "$LWK_STATE_DIR/$1/casas"
+	on_node "$1" bash -c "printf 'job=$2\nstatus=placed\ncgroup=/nonexistent/job_$2\nallowed_cpus=0\nallowed_mems=0\ndies=0\ncpus=0\nmems=0\n' \
+		>$LWK_STATE_DIR/$1/casas/$2"
+	on_node "$1" test -s "$LWK_STATE_DIR/$1/casas/$2" || fail "cannot plant the record of job $2 on $1"
+}
+
 test_a_crashed_jobs_dies_are_reclaimed() {
 	local node dead=3999999 a
 	need_cosched
 	node=$(casas_node)
-	# What a job killed with its slurmstepd leaves: a record, no process.
-	on_node "$node" mkdir -p "$LWK_STATE_DIR/$node/casas"
-	on_node "$node" bash -c "printf 'job=$dead\nstatus=placed\ncgroup=/nonexistent/job_$dead\nallowed_cpus=0\nallowed_mems=0\ndies=0\ncpus=0\nmems=0\n' \
-		>$LWK_STATE_DIR/$node/casas/$dead"
+	plant_gone_record "$node" $dead
 	defer on_node "$node" rm -f "$LWK_STATE_DIR/$node/casas/$dead"
 	a=$(submit "$(unique_name reclaim)" 1 1 probe=100ms) || fail "sbatch failed"
 	wait_job "$a"
@@ -407,6 +413,18 @@ test_a_crashed_jobs_dies_are_reclaimed() {
 		fail "the record of gone job $dead is still on $node"
 	# From this job's step, or from the epilog of one that just ended.
 	assert_grep "contention-aware: job $dead is gone: its dies return to the others" "$(slurmd_log "$node")"
+	# The epilog of a job without slurm-lwk options re-plans too, and
+	# says what it reclaimed (it once did so silently).
+	dead=3999998
+	plant_gone_record "$node" $dead
+	defer on_node "$node" rm -f "$LWK_STATE_DIR/$node/casas/$dead"
+	a=$(sbatch --parsable -p cosched -w "$node" -n1 -o /dev/null --wrap true) || fail "sbatch failed"
+	defer scancel "$a"
+	wait_job "$a"
+	on_node "$node" test ! -e "$LWK_STATE_DIR/$node/casas/$dead" ||
+		fail "the record of gone job $dead is still on $node after job $a's epilog"
+	assert_grep "lwk: job $a on $node: contention-aware: job $dead is gone: its dies return to the others" \
+		"$(slurmd_log "$node")"
 }
 
 test_without_job_cgroups_the_job_runs_where_slurm_put_it() {
