@@ -486,28 +486,35 @@ local function round_to_dies(nt, where, job_desc, set, notes, rule_rec)
     set.ntasks_per_socket = per_socket
   end
   local pack = math.min(per_socket, math.max(fit, 1))
-  -- The dies n tasks (or, for tasks wider than a die, cpus CPUs) take,
-  -- and the CPU minimum that keeps them there.  Wide tasks are counted
-  -- in CPUs, so that a rounded minimum rounds to itself.
+  -- The dies n tasks (or, for tasks wider than a die, cpus CPUs in whole
+  -- tasks of `wide` dies each) take, and the CPU minimum that keeps them
+  -- there: whole tasks, so that Slurm can give it (above) and a rounded
+  -- minimum rounds to itself.
+  local wide = fit >= 1 and 1 or math.floor(per_task / du)
   local function dies_for(n, cpus)
     if fit >= 1 then return ceil_div(n, pack) end
-    return ceil_div(cpus, du)
+    return ceil_div(cpus, per_task) * wide
   end
   local function cpus_for(d)
     if fit >= 1 then return d * pack * per_task end
     return d * du
   end
+  -- What a refusal says when the tasks were rounded.
+  local rounded = per_task ~= asked_task and
+    string.format(" (each task's %d CPUs rounded up to %d: a task wider than a die gets whole dies)", asked_task, per_task) or ""
   -- Per node: tasks per node, or the per-node minimum in whole tasks.
   local node_tasks = math.max(per_node_tasks or 0, pn_min and ceil_div(pn_min, per_task) or 0)
   if node_tasks > 0 then
     local d = dies_for(node_tasks, math.max(pn_min or 0, (per_node_tasks or 0) * per_task))
     if d > nt.Dies then
       return refuse("die placement",
-        "%d CPUs per node is more than a node of %s has (%s); nearest valid: --ntasks-per-node=%d",
-        node_tasks * per_task, where, shape, math.max(1, fit >= 1 and nt.Dies * pack or math.floor(nu / per_task)))
+        "%d CPUs per node%s is more than a node of %s has (%s); nearest valid: --ntasks-per-node=%d",
+        node_tasks * per_task, rounded, where, shape, math.max(1, fit >= 1 and nt.Dies * pack or math.floor(nu / per_task)))
     end
     local want = cpus_for(d)
-    if want ~= pn_min and want > node_tasks * per_task then
+    -- Unless Slurm's own count per node (its minimum, or the node's
+    -- tasks' CPUs) is already that.
+    if want ~= pn_min and want > math.max(pn_min or 0, (per_node_tasks or 0) * per_task) then
       set.pn_min_cpus = want
       notes[#notes + 1] = string.format("CPUs per node %d -> %d (%d die(s))", math.max(pn_min or 0, node_tasks * per_task), want, d)
     end
@@ -518,8 +525,8 @@ local function round_to_dies(nt, where, job_desc, set, notes, rule_rec)
   local d = dies_for(all_tasks, all_cpus)
   if max_nodes and max_nodes >= 1 and d > max_nodes * nt.Dies then
     return refuse("die placement",
-      "%d CPUs on at most %d node(s) is more than %s per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
-      fit >= 1 and all_tasks * per_task or all_cpus, max_nodes, shape, where, ceil_div(d, nt.Dies),
+      "%d CPUs%s on at most %d node(s) is more than %s per node of %s; nearest valid: --nodes=%d, or --ntasks=%d",
+      fit >= 1 and all_tasks * per_task or ceil_div(all_cpus, per_task) * per_task, rounded, max_nodes, shape, where, ceil_div(d, nt.Dies),
       math.max(1, fit >= 1 and max_nodes * nt.Dies * pack or math.floor(max_nodes * nu / per_task)))
   end
   local want = cpus_for(d)

@@ -250,19 +250,24 @@ dies_of() {
 # alloc_check ARGS EXPECTED_DIES: an allocation (no step runs, so it works
 # on declared nodes bigger than the host) gets exactly EXPECTED_DIES
 # whole dies.
+# alloc_check ARGS DIES [CPT]: salloc -p dies ARGS gets DIES whole dies
+# (and CPUs/Task CPT, the job's and its steps' count, when given).
 alloc_check() {
-	local args=$1 want=$2 out jid n ids got
+	local args=$1 want=$2 cpt=${3:-} out jid n ids got t
 	# shellcheck disable=SC2086 # the words of ARGS are options
 	out=$(salloc --no-shell -p dies $args 2>&1) || fail "salloc $args failed: $out"
 	jid=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' <<<"$out")
 	[ -n "$jid" ] || fail "salloc $args: no allocation in '$out'"
 	n=$(field "$jid" NumCPUs)
 	ids=$(field "$jid" CPU_IDs)
+	t=$(field "$jid" CPUs/Task)
 	scancel "$jid"
 	got=$(dies_of "$ids")
-	echo "measure: salloc $args: NumCPUs=$n CPU_IDs=$ids ($got dies)"
+	echo "measure: salloc $args: NumCPUs=$n CPUs/Task=$t CPU_IDs=$ids ($got dies)"
 	[ "$n" = $((want * die_cpus)) ] && [ "$got" = "$want whole" ] ||
 		fail "salloc -p dies $args got NumCPUs=$n CPU_IDs=$ids ($got dies), expected $want whole dies ($((want * die_cpus)) CPUs)"
+	[ -z "$cpt" ] || [ "$t" = "$cpt" ] ||
+		fail "salloc -p dies $args got CPUs/Task=$t, expected $cpt (its task rounded up to whole dies)"
 }
 
 # Issue 14, section 4: on 16x4x2 nodes -c 9 got 40 CPUs (Slurm spread the
@@ -277,11 +282,11 @@ test_a_task_wider_than_a_die_gets_exactly_the_dies_it_needs() {
 	[ "$dies" -ge 4 ] && [ "$die_cpus" -ge 2 ] ||
 		skip "the nodes have $dies die(s) of $die_cpus CPU(s); LWK_DEVCLUSTER_DIES=16x4x2 declares many-die nodes"
 	[ -z "$(squeue -h -p dies -t R -o %i)" ] || skip "jobs run in partition dies: the dies are not all free"
-	alloc_check "-n1 -c$((die_cpus + 1))" 2
-	alloc_check "-n1 -c$((die_cpus + die_cpus / 2))" 2
-	alloc_check "-n1 -c$((2 * die_cpus))" 2
-	alloc_check "-n1 -c$((2 * die_cpus + 1))" 3
-	alloc_check "-n2 -c$((die_cpus + 1))" 4
+	alloc_check "-n1 -c$((die_cpus + 1))" 2 $((2 * die_cpus))
+	alloc_check "-n1 -c$((die_cpus + die_cpus / 2))" 2 $((2 * die_cpus))
+	alloc_check "-n1 -c$((2 * die_cpus))" 2 $((2 * die_cpus))
+	alloc_check "-n1 -c$((2 * die_cpus + 1))" 3 $((3 * die_cpus))
+	alloc_check "-n2 -c$((die_cpus + 1))" 4 $((2 * die_cpus))
 	# Multi-task requests were right before; they must stay so.
 	alloc_check "-n$((die_cpus + 1))" 2
 }

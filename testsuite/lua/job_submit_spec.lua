@@ -604,6 +604,18 @@ describe("die placement on many-die nodes with threads (16 dies x 4 cores x 2)",
     assert.are.equal(16, p.set.cpus_per_task)
     assert.are.equal(32, p.set.min_cpus)
     assert.are.equal(1, p.set.ntasks_per_socket)
+    -- A CPU minimum counts in whole rounded tasks: Slurm gives no more
+    -- CPUs than whole tasks fill (40 CPUs of -c 9 tasks: 3 tasks of 16).
+    p = plan({ num_tasks = 1, cpus_per_task = 9, min_cpus = 40 })
+    assert.are.equal(16, p.set.cpus_per_task)
+    assert.are.equal(48, p.set.min_cpus)
+    p = plan({ num_tasks = 1, cpus_per_task = 9, pn_min_cpus = 40 })
+    assert.are.equal(48, p.set.pn_min_cpus)
+    -- A refusal names the rounding that made the job too big.
+    local r = plan({ num_tasks = 3, cpus_per_task = 41, max_nodes = 1 })
+    assert.truthy(r.reject and r.reject:find("144 CPUs (each task's 41 CPUs rounded up to 48: a task wider than a die gets whole dies) on at most 1 node(s)", 1, true), r.reject)
+    r = plan({ ntasks_per_node = 3, cpus_per_task = 41 })
+    assert.truthy(r.reject and r.reject:find("144 CPUs per node (each task's 41 CPUs rounded up to 48", 1, true), r.reject)
     -- Per node too: --ntasks-per-node=2 of -c 9 is 4 dies a node, the
     -- 2 x 16 CPUs Slurm counts from the tasks (no minimum to add).
     p = plan({ ntasks_per_node = 2, cpus_per_task = 9 })
