@@ -96,17 +96,17 @@ int lwk_jobscript_epilog(spank_t sp)
 	}
 	{
 		/* Its dies go back to the other contention-aware jobs here.
-		 * Logged whether or not the job had dies: any job's epilog
-		 * re-plans the contention-aware jobs still here (nothing
-		 * when there are none), which also returns the dies of
-		 * jobs that are gone; that was silent after a plain job's
-		 * epilog (seen on sid). */
+		 * Any job's epilog re-plans those still here, which also
+		 * returns the dies of jobs that are gone: logged when the
+		 * job had dies or gone jobs' dies returned (the latter was
+		 * silent after a plain job's epilog, seen on sid); a plain
+		 * job's routine re-plan is not. */
 		struct lwk_node_roots r;
 		char clog[8192] = "";
 
 		lwk_node_roots_of(&r, node);
-		lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog));
-		log_lines(job, node, clog);
+		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
+			log_lines(job, node, clog);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));
 	if (rc < 0) {

@@ -120,7 +120,8 @@ int lwk_casas_unhold(const struct lwk_node_roots *r, uint32_t job, bool (*alive)
 /*
  * The job leaves the node (epilog): drop its record and re-plan the
  * others.  job 0: no job leaves, only the gone ones are dropped (a sweep
- * at slurmd start).  1 re-planned, 0 nothing to do.
+ * at slurmd start).  1 when the job had a record or the records of gone
+ * jobs were dropped (what log says is worth logging), else 0.
  */
 int lwk_casas_leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
 		    char *log, size_t loglen);

@@ -160,5 +160,6 @@ int lwk_casas_leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(
 	lwk_casas_replan_locked(r, &gone, log, loglen);
 	close(nfd);
 	lwk_casas_bind_memory(r, log, loglen);
-	return had;
+	/* Worth a log line: this job left, or gone jobs' dies returned. */
+	return had || gone.n > 0;
 }
