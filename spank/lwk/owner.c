@@ -120,6 +120,7 @@ static int stepd_job_id(const char *proc, const char *dir, char *id, size_t idle
 {
 	char path[4400], text[64];
 	struct dirent *e;
+	struct stat st;
 	int rc = -1;
 	DIR *d = opendir(dir);
 
@@ -136,8 +137,11 @@ static int stepd_job_id(const char *proc, const char *dir, char *id, size_t idle
 		if (fscanf(f, "%ld", &pid) != 1)
 			pid = 0;
 		fclose(f);
-		if (pid <= 0 || (size_t)snprintf(path, sizeof(path), "%s/%ld/cmdline", proc, pid) >=
-					sizeof(path) ||
+		/* A slurmstepd is root's: a user's process that took the pid
+		 * of one that just ended and set that title is not. */
+		if (pid <= 0 || (size_t)snprintf(path, sizeof(path), "%s/%ld", proc, pid) >= sizeof(path) ||
+		    stat(path, &st) || st.st_uid != 0 ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%ld/cmdline", proc, pid) >= sizeof(path) ||
 		    !(f = fopen(path, "re")))
 			continue;
 		n = fread(text, 1, sizeof(text) - 1, f);
