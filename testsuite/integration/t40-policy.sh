@@ -36,7 +36,10 @@ need_policy_partitions() {
 
 # field JOB NAME: a value from scontrol show job -d.
 field() {
-	scontrol show job -d "$1" | grep -oE "(^| )$2=[^ ]*" | head -1 | sed "s/^ *$2=//"
+	local v
+	v=$(scontrol show job -d "$1" | grep -oE "(^| )$2=[^ ]*" | head -1)
+	v=${v# }
+	echo "${v#"$2"=}"
 }
 
 wait_running() {
