@@ -393,8 +393,14 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 }
 
 # plant_gone_record NODE JOB: what a job killed with its slurmstepd
-# leaves on NODE: a record, no process.
+# leaves on NODE: a record, no process.  First until no other record is
+# there: the epilog of an earlier test's job, still running, would
+# re-plan and reap the planted one before the job under test does.
 plant_gone_record() {
+	on_node "$1" bash -c 'for ((i = 0; i < 240; i++)); do
+			ls "$1" 2>/dev/null | grep -q "^[0-9]" || exit 0; sleep 0.25; done; exit 1' \
+		- "$LWK_STATE_DIR/$1/casas" ||
+		fail "contention-aware records still on $1 60 s after their jobs: $(on_node "$1" ls "$LWK_STATE_DIR/$1/casas")"
 	on_node "$1" mkdir -p "$LWK_STATE_DIR/$1/casas"
 	on_node "$1" bash -c "printf 'job=$2\nstatus=placed\ncgroup=/nonexistent/job_$2\nallowed_cpus=0\nallowed_mems=0\ndies=0\ncpus=0\nmems=0\n' \
 		>$LWK_STATE_DIR/$1/casas/$2"
