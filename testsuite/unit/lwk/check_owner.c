@@ -4,6 +4,7 @@
  * sees a --lwk partition. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_lwk.h"
 #include "casas/casasnode.h"
@@ -107,6 +108,17 @@ START_TEST(a_busy_job_cgroup_next_to_ours_refuses_the_partition)
 	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
 	put("proc/4300/cmdline", "slurmstepd: [43.0]\000");
+	/* The same title on a user's process (the pid reused): not
+	 * believed. */
+	{
+		char dir[600];
+
+		snprintf(dir, sizeof(dir), "%s/proc/4300", tree_root);
+		ck_assert_int_eq(chown(dir, 1000, 1000), 0);
+		ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
+		ck_assert_msg(!strncmp(what, "job sABC43 runs there", 21), "%s", what);
+		ck_assert_int_eq(chown(dir, 0, 0), 0);
+	}
 	ck_assert_int_eq(lwk_node_other_job(&roots, 42, all_alive, what, sizeof(what)), 1);
 	ck_assert_msg(!strncmp(what, "job 43 runs there (its cgroup ", 30) &&
 			      strstr(what, "/cg/s.slice/n1.scope/sABC43)"),
