@@ -56,6 +56,7 @@ int lwk_remote_task_init_privileged(spank_t sp);
 void lwk_remote_lwk_setup(spank_t sp, const char *step);
 int lwk_remote_lwk_user_init(spank_t sp);
 int lwk_remote_lwk_post_fork(spank_t sp);
+int lwk_remote_lwk_task_init(spank_t sp);
 /* The OS CPUs of the job's partition on this node, or NULL. */
 const struct lwk_cpuset *lwk_remote_lwk_os_cpus(void);
 

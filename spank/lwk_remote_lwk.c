@@ -207,10 +207,30 @@ int lwk_remote_lwk_user_init(spank_t sp)
 	return 0;
 }
 
+/* The task's environment (in the task, as root, before it execs): which
+ * isolation its App cores have, as the kernel shows it now that the
+ * task is placed (lwk_remote_lwk_post_fork ran in slurmstepd before the
+ * task was let go). */
+int lwk_remote_lwk_task_init(spank_t sp)
+{
+	char text[8192];
+	const char *kind;
+
+	if (!part_ready || role_of(sp) != LWK_ROLE_APP)
+		return 0;
+	read_cgroups("/proc/self/cgroup", text, sizeof(text));
+	kind = lwk_part_isolation_of(lwk_cfg.cgroup_root, text);
+	if (spank_setenv(sp, "SLURM_LWK_ISOLATION", kind, 1) != ESPANK_SUCCESS) {
+		slurm_error("lwk: cannot set SLURM_LWK_ISOLATION");
+		return -1;
+	}
+	return 0;
+}
+
 int lwk_remote_lwk_post_fork(spank_t sp)
 {
 	struct lwk_node_roots r;
-	char path[64], text[8192], err[512], isolation[64], where[800];
+	char path[64], text[8192], err[512], isolation[700], where[800];
 	pid_t pid = 0;
 	uint32_t task = 0;
 	enum lwk_part_role role;
@@ -224,12 +244,14 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	read_cgroups(path, text, sizeof(text));
 	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
 	role = role_of(sp);
-	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), isolation,
-			   sizeof(isolation), err, sizeof(err))) {
+	if (lwk_part_place(&r, &part, role, lwk_cfg.lwk_isolate, text, pid, where, sizeof(where),
+			   isolation, sizeof(isolation), err, sizeof(err))) {
 		/* What the job or the site's configuration makes impossible
 		 * was refused before the fork (user_init); what is left is
-		 * the node's kernel refusing a cgroup write: the step fails
-		 * (the batch step: Slurm drains the node, a node fault). */
+		 * the node's kernel refusing a cgroup write, or the App cores
+		 * not made the isolated partition the site asks for (or held
+		 * by another cgroup): the step fails (the batch step, never
+		 * an App step: Slurm drains the node, a node fault). */
 		slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
 		return -1;
 	}

@@ -7,6 +7,8 @@
 #include "common/kv.h"
 
 static const char *const on_error_choices[] = { "fail_job", "drain_node", NULL };
+/* In the order of enum lwk_isolate. */
+static const char *const isolate_choices[] = { "auto", "partition", "cpuset", NULL };
 
 static const struct lwk_kv_key config_keys[] = {
 	{ "lwk", LWK_KV_BOOL, offsetof(struct lwk_config, offer_lwk), 0, 0, NULL, LWK_KV_NOSET },
@@ -23,6 +25,8 @@ static const struct lwk_kv_key config_keys[] = {
 	  sizeof(((struct lwk_config *)0)->mckernel), NULL, LWK_KV_NOSET },
 	{ "lwk_whole_dies", LWK_KV_BOOL, offsetof(struct lwk_config, lwk_whole_dies), 0, 0, NULL,
 	  LWK_KV_NOSET },
+	{ "lwk_isolate", LWK_KV_ENUM, offsetof(struct lwk_config, lwk_isolate), 0, 0, isolate_choices,
+	  LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -37,6 +41,7 @@ void lwk_config_defaults(struct lwk_config *c)
 	snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", "/sys/fs/cgroup");
 	snprintf(c->mckernel, sizeof(c->mckernel), "%s", "/opt/mckernel");
 	c->lwk_whole_dies = false;
+	c->lwk_isolate = LWK_ISOLATE_AUTO;
 }
 
 static void key_list(char *buf, size_t len)

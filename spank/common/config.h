@@ -33,6 +33,15 @@ struct lwk_config {
 	char cgroup_root[256];	/* where cgroupfs is mounted          */
 	char mckernel[256];	/* IHK/McKernel's install prefix      */
 	bool lwk_whole_dies;	/* --lwk OS cores in whole dies       */
+	int lwk_isolate;	/* enum lwk_isolate                   */
+};
+
+/* How --lwk isolates its App cores (plugstack lwk_isolate=). */
+enum lwk_isolate {
+	LWK_ISOLATE_AUTO,	/* an isolated partition where the kernel */
+				/* can make one, else a plain cpuset      */
+	LWK_ISOLATE_PARTITION,	/* the partition or the job is refused    */
+	LWK_ISOLATE_CPUSET,	/* a plain cpuset, never a partition      */
 };
 
 #ifndef LWK_SYNCMON_PATH

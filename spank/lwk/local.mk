@@ -1,6 +1,7 @@
 # spank/lwk: listed by the top Makefile.am (include).
 spank_liblwkcore_la_SOURCES += \
 	spank/lwk/charge.c \
+	spank/lwk/isolate.c \
 	spank/lwk/mckernel.c \
 	spank/lwk/mckernel.h \
 	spank/lwk/owncgroup.c \

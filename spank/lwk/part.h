@@ -17,8 +17,9 @@
  * cgroup and set its affinity, before it execs (slurm_spank_task_post_fork),
  * by the task's role:
  *   app         (the tasks of the job's srun steps): cpus = App CPUs,
- *               mems = App NUMA nodes, an isolated partition where the
- *               kernel allows it (else a plain cpuset, said in the log);
+ *               mems = App NUMA nodes, an isolated remote partition
+ *               where the kernel allows it (lwk/isolate.c; else a plain
+ *               cpuset, said in the log and SLURM_LWK_ISOLATION);
  *   delegation  (the batch script and all it runs outside steps: the
  *               job's Linux-side helpers): cpus = OS CPUs, memory limit
  *               deleg_mem, CPU quota deleg_cpu.
@@ -47,6 +48,7 @@
 #include "node/cgroup.h"
 #include "node/statedir.h"
 #include "lwk/plan.h"
+#include "common/config.h"
 #include "common/options.h"
 #include "common/topology.h"
 
@@ -95,12 +97,33 @@ int lwk_part_load(const struct lwk_node_roots *r, uint32_t job, struct lwk_part 
 /*
  * Place process pid (a task of the job; its /proc/<pid>/cgroup text is
  * proc_cgroup) in its role.  where gets the cgroup set up (a path below
- * the cgroup root), isolation "isolated" or "cpuset" (when the kernel
- * refused the partition).  0 or -1 with err.
+ * the cgroup root), isolation (App role) "partition", or "cpuset (why)"
+ * (lwk_part_isolate, as isolate: enum lwk_isolate allows).  0 or -1
+ * with err.
  */
 int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
-		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   enum lwk_part_role role, int isolate, const char *proc_cgroup, pid_t pid, char *where,
 		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen);
+
+/*
+ * The App cgroup at path (below the cgroup root; the step's cgroup that
+ * holds the App tasks) made an isolated remote partition, as mode
+ * (enum lwk_isolate, plugstack lwk_isolate=) allows: kind gets
+ * "partition", or "cpuset" with the reason in why (the kernel cannot,
+ * lwk_isolate=cpuset, another step of the job shares the App cores).
+ * Under the job's lock; each write recorded in the state first
+ * (lwk/isolate.c).  -1 with err when the job must fail: another cgroup
+ * holds App CPUs exclusively (nothing is written), or
+ * lwk_isolate=partition and no partition can be made.
+ */
+int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, const char *path,
+		     int mode, char *kind, size_t kindlen, char *why, size_t whylen, char *err,
+		     size_t errlen);
+
+/* What a task in the cgroups of proc_cgroup (its /proc/self/cgroup
+ * text) runs in: "partition" when its cgroup or the one above is an
+ * isolated partition (v2), else "cpuset".  Read from the kernel. */
+const char *lwk_part_isolation_of(const char *cgroup_root, const char *proc_cgroup);
 
 /*
  * Can the tasks of job be placed on this node?  Judged before any task

@@ -12,6 +12,8 @@
  *   teardown.c   undo what a state records; the teardown; the sweep;
  *   owner.c      whose node: does another job use it;
  *   setup.c      the setup (backend linux or mckernel);
+ *   isolate.c    the App cores an isolated partition, and its undoing
+ *                (called by place.c, undone by teardown.c);
  *   place.c      placement of the tasks.
  * Below them all: plan.c (the plan, pure) and mckernel.c (IHK's tools).
  */
@@ -100,6 +102,17 @@ int lwk_part_own_cgroup(const struct lwk_node_roots *r, const struct lwk_part *p
 bool lwk_part_is_job_cgroup(const char *path, uint32_t job);
 void lwk_part_uncharge(const struct lwk_node_roots *r, uint32_t job, const char *line,
 		       size_t len, char *log, size_t loglen);
+
+/* ---- isolate.c ---- */
+
+/*
+ * Undo the state's "xpart" and "xcpus" lines (the App cores' isolated
+ * partition and the exclusive CPUs above it); with kill false (a setup
+ * redone while the job runs) keep them in k instead.  What fails stays
+ * in k.
+ */
+void lwk_part_unisolate(const struct lwk_node_roots *r, const char *state, bool kill, char *log,
+			size_t loglen, struct lwk_part_remains *k);
 
 /* ---- teardown.c ---- */
 

@@ -142,7 +142,7 @@ int lwk_part_placeable(const struct lwk_node_roots *r, uint32_t job, const char 
 }
 
 int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
-		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   enum lwk_part_role role, int isolate, const char *proc_cgroup, pid_t pid, char *where,
 		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen)
 {
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
@@ -202,17 +202,13 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 	    lwk_cgroup_set_cpus(&cg, &p->plan.app_cpus, err, errlen))
 		return -1;
 	{
-		char why[512];
+		char kind[16], why[512];
 
-		if (lwk_cgroup_set_isolated(&cg, why, sizeof(why)) == 0) {
-			snprintf(isolation, isolen, "isolated");
-		} else {
-			/* The kernel wants every ancestor to be a partition
-			 * root (v2) or exclusive (v1), which Slurm's cgroups
-			 * are not: the App cores stay a plain cpuset. */
-			lwk_cgroup_clear_isolated(&cg);
-			snprintf(isolation, isolen, "cpuset");
-		}
+		if (lwk_part_isolate(r, p, cg.path, isolate, kind, sizeof(kind), why, sizeof(why), err,
+				     errlen))
+			return -1;
+		snprintf(isolation, isolen, "%s%s%s%s", kind, why[0] ? " (" : "", why,
+			 why[0] ? ")" : "");
 	}
 	return 0;
 }

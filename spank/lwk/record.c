@@ -23,6 +23,9 @@
  *   huge 0 150 150          (node, pages wanted, pages added)
  *   cgroup /slurm-lwk/node1/job_42/app   (made by the plugin)
  *   ready
+ *   xcpus /system.slice 4-7 (cpuset.cpus.exclusive set, its old value;
+ *                            "-" none: lwk/isolate.c)
+ *   xpart /system.slice/.../step_0/user  (made an isolated partition)
  */
 
 static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
@@ -152,8 +155,9 @@ static int parse_done_fact(const char *l, const char *key, const char *v, unsign
 		p->huge_before[node] = (long)a;
 		p->huge_wanted[node] = (long)b;
 	} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
-		   strcmp(key, "memcharge")) {
-		/* irq, cgroup, jobcg and memcharge lines are the teardown's. */
+		   strcmp(key, "memcharge") && strcmp(key, "xcpus") && strcmp(key, "xpart")) {
+		/* irq, cgroup, jobcg, memcharge, xcpus and xpart lines are
+		 * the teardown's. */
 		return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 	}
 	return 0;

@@ -201,6 +201,8 @@ int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *stat
 	} else {
 		keep_cgroup_lines(state, k);
 	}
+	/* The App cores back from their partition once nothing runs there. */
+	lwk_part_unisolate(r, state, kill, log, loglen, k);
 	if (p.mck_booted)
 		stop_mckernel(r, log, loglen, k);
 	give_back_hugepages(r, &p, err, sizeof(err), log, loglen, k);

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+#define write_file lwk_cgroup_write_knob
+#define read_file lwk_cgroup_read_knob
 
 /* The v1 hierarchies the knobs live in, in creation order (cpuset
  * first: its cpus and mems must be set before anything joins). */
@@ -70,8 +72,8 @@ static void dir_of(const struct lwk_cgroup *cg, const char *controller, char *ou
 		snprintf(out, len, "%s/%s%s", cg->root, controller, cg->path);
 }
 
-static int write_file(const char *dir, const char *file, const char *value, char *err,
-		      size_t errlen)
+int lwk_cgroup_write_knob(const char *dir, const char *file, const char *value, char *err,
+			  size_t errlen)
 {
 	char p[1200];
 	int fd, saved;
@@ -91,8 +93,8 @@ static int write_file(const char *dir, const char *file, const char *value, char
 	return 0;
 }
 
-static int read_file(const char *dir, const char *file, char *buf, size_t len, char *err,
-		     size_t errlen)
+int lwk_cgroup_read_knob(const char *dir, const char *file, char *buf, size_t len, char *err,
+			 size_t errlen)
 {
 	char p[1200];
 	int fd;

@@ -113,6 +113,14 @@ int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuse
 int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *path,
 			 const char *proc);
 
+/* One knob file of a cgroup directory (an absolute directory, a fixed
+ * file name): written whole, opened O_NOFOLLOW, never created; read
+ * with its trailing newline and blanks cut.  0 or -1 with err. */
+int lwk_cgroup_write_knob(const char *dir, const char *file, const char *value, char *err,
+			  size_t errlen);
+int lwk_cgroup_read_knob(const char *dir, const char *file, char *buf, size_t len, char *err,
+			 size_t errlen);
+
 /* Move a process (all its threads) into the cgroup. */
 int lwk_cgroup_attach(const struct lwk_cgroup *cg, pid_t pid, char *err, size_t errlen);
 

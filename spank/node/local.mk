@@ -20,4 +20,6 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/statedir.c \
 	spank/node/statedir.h \
 	spank/node/taskstats.c \
-	spank/node/taskstats.h
+	spank/node/taskstats.h \
+	spank/node/xpart.c \
+	spank/node/xpart.h

@@ -45,7 +45,7 @@ test_plugstack_unknown_key_is_an_error_naming_it() {
 	need_private
 	with_plugstack "on_error=fail_job statedir=/tmp" \
 		run_expect_fail "$LWK_WORK/err" srun -N1 true
-	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies" \
+	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate" \
 		"$LWK_WORK/err"
 	with_plugstack "on_error=sometimes" run_expect_fail "$LWK_WORK/err" sbatch --wrap true
 	assert_grep "on_error must be one of fail_job\|drain_node" "$LWK_WORK/err"

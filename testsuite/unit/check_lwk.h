@@ -37,6 +37,7 @@ Suite *lwk_teardown_suite(void);
 Suite *lwk_owncgroup_suite(void);
 Suite *lwk_charge_suite(void);
 Suite *lwk_place_suite(void);
+Suite *lwk_isolate_suite(void);
 Suite *lwk_owner_suite(void);
 Suite *lwk_mckernel_suite(void);
 Suite *casas_liveness_root_suite(void);

@@ -26,6 +26,7 @@ int main(void)
 	srunner_add_suite(sr, lwk_owncgroup_suite());
 	srunner_add_suite(sr, lwk_charge_suite());
 	srunner_add_suite(sr, lwk_place_suite());
+	srunner_add_suite(sr, lwk_isolate_suite());
 	srunner_add_suite(sr, lwk_owner_suite());
 	srunner_add_suite(sr, lwk_mckernel_suite());
 	srunner_add_suite(sr, casas_replan_root_suite());

@@ -15,6 +15,19 @@ START_TEST(defaults)
 	ck_assert_int_eq(lwk_config_parse(0, NULL, &c, err, sizeof(err)), 0);
 	ck_assert(c.offer_lwk && c.offer_syncmon && c.offer_casas);
 	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_FAIL_JOB);
+	ck_assert_int_eq(c.lwk_isolate, LWK_ISOLATE_AUTO);
+}
+END_TEST
+
+START_TEST(isolate_values)
+{
+	char *part[] = { "lwk_isolate=partition" }, *cpuset[] = { "lwk_isolate=cpuset" };
+	struct lwk_config c;
+
+	ck_assert_int_eq(lwk_config_parse(1, part, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(c.lwk_isolate, LWK_ISOLATE_PARTITION);
+	ck_assert_int_eq(lwk_config_parse(1, cpuset, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(c.lwk_isolate, LWK_ISOLATE_CPUSET);
 }
 END_TEST
 
@@ -29,7 +42,8 @@ START_TEST(values)
 	ck_assert_int_eq(c.on_error, LWK_ON_ERROR_DRAIN_NODE);
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
-			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no");
+			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no,"
+			      "lwk_isolate=auto");
 }
 END_TEST
 
@@ -83,16 +97,18 @@ START_TEST(refusals)
 	char *twice[] = { "lwk=no", "lwk=yes" };
 	char *empty[] = { "=x" };
 	char *relative[] = { "state_dir=run/lwk" };
+	char *isolate[] = { "lwk_isolate=isolated" };
 
 	refuse(2, unknown, "unknown key 'statedir'",
 	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
-	       "lwk_whole_dies");
+	       "lwk_whole_dies, lwk_isolate");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");
 	refuse(2, twice, "lwk", "given twice");
 	refuse(1, empty, "'=x' is not key=value", "allowed keys");
 	refuse(1, relative, "state_dir='run/lwk'", "must be an absolute path");
+	refuse(1, isolate, "lwk_isolate", "one of auto|partition|cpuset");
 }
 END_TEST
 
@@ -120,6 +136,7 @@ Suite *config_suite(void)
 
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, values);
+	tcase_add_test(tc, isolate_values);
 	tcase_add_test(tc, long_paths);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, refusal_return_codes);

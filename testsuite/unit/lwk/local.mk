@@ -11,5 +11,6 @@ testsuite_unit_check_lwk_root_SOURCES += \
 	testsuite/unit/lwk/check_owncgroup.c \
 	testsuite/unit/lwk/check_charge.c \
 	testsuite/unit/lwk/check_place.c \
+	testsuite/unit/lwk/check_isolate.c \
 	testsuite/unit/lwk/check_owner.c \
 	testsuite/unit/lwk/check_mckernel.c
