@@ -33,7 +33,10 @@
  *   task_init_privileged (remote)    a refusal kept for the      the task fails: the job,
  *                                    tasks (on_error=fail_job)   message on its stderr
  *   task_post_fork (remote)          the kernel refuses a task's the step fails (batch
- *                                    cgroup (--lwk)              step: node drained)
+ *                                    cgroup or an App partition  step: node drained)
+ *                                    (--lwk)
+ *   task_init (remote, as the user)  SLURM_LWK_ISOLATION cannot  the task fails
+ *                                    be set
  *   exit, job_epilog                 never (an epilog failure    -
  *                                    drains the node)
  *
@@ -123,6 +126,13 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	return spank_context() == S_CTX_REMOTE ? lwk_remote_task_init_privileged(sp) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE ? lwk_remote_task_init(sp) : 0;
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)

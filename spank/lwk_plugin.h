@@ -51,6 +51,7 @@ void lwk_sweep_partitions(const char *node);
 int lwk_remote_post_opt(spank_t sp);
 int lwk_remote_user_init(spank_t sp);
 int lwk_remote_task_init_privileged(spank_t sp);
+int lwk_remote_task_init(spank_t sp);
 
 /* lwk_remote_lwk.c: the --lwk partition in slurmstepd */
 void lwk_remote_lwk_setup(spank_t sp, const char *step);

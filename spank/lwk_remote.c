@@ -216,9 +216,17 @@ int lwk_remote_user_init(spank_t sp)
 
 int lwk_remote_task_init_privileged(spank_t sp)
 {
+	(void)sp;
 	if (!lwk_req.remote_error[0])
-		return lwk_req.lwk_given ? lwk_remote_lwk_task_init(sp) : 0;
+		return 0;
 	/* The task's stderr is the job's: this is where the user looks. */
 	fprintf(stderr, "%s\n", lwk_req.remote_error);
 	return -1;
+}
+
+int lwk_remote_task_init(spank_t sp)
+{
+	if (lwk_req.remote_error[0] || !lwk_req.lwk_given)
+		return 0;
+	return lwk_remote_lwk_task_init(sp);
 }

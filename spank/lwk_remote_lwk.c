@@ -186,7 +186,9 @@ int lwk_remote_lwk_user_init(spank_t sp)
 	 * rather than failing the launch. */
 	roots(sp, &r);
 	read_cgroups("/proc/self/cgroup", text, sizeof(text));
-	if (lwk_part_placeable(&r, part.job, text, err, sizeof(err))) {
+	if (lwk_part_placeable(&r, part.job, text, err, sizeof(err)) ||
+	    (role_of(sp) == LWK_ROLE_APP &&
+	     lwk_part_isolation_refused(&r, &part, lwk_cfg.lwk_isolate, text, err, sizeof(err)))) {
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
 		slurm_error("lwk: job %u: %s", part.job, err);
 		return 0;
@@ -207,20 +209,20 @@ int lwk_remote_lwk_user_init(spank_t sp)
 	return 0;
 }
 
-/* The task's environment (in the task, as root, before it execs): which
- * isolation its App cores have, as the kernel shows it now that the
- * task is placed (lwk_remote_lwk_post_fork ran in slurmstepd before the
- * task was let go). */
+/*
+ * In each App task, as the user, just before it execs (slurmstepd placed
+ * it in task_post_fork first): which isolation its App cores got, as the
+ * kernel shows it.
+ */
 int lwk_remote_lwk_task_init(spank_t sp)
 {
 	char text[8192];
-	const char *kind;
 
 	if (!part_ready || role_of(sp) != LWK_ROLE_APP)
 		return 0;
 	read_cgroups("/proc/self/cgroup", text, sizeof(text));
-	kind = lwk_part_isolation_of(lwk_cfg.cgroup_root, text);
-	if (spank_setenv(sp, "SLURM_LWK_ISOLATION", kind, 1) != ESPANK_SUCCESS) {
+	if (spank_setenv(sp, "SLURM_LWK_ISOLATION",
+			 lwk_part_isolation_of(lwk_cfg.cgroup_root, text), 1) != ESPANK_SUCCESS) {
 		slurm_error("lwk: cannot set SLURM_LWK_ISOLATION");
 		return -1;
 	}
@@ -230,7 +232,7 @@ int lwk_remote_lwk_task_init(spank_t sp)
 int lwk_remote_lwk_post_fork(spank_t sp)
 {
 	struct lwk_node_roots r;
-	char path[64], text[8192], err[512], isolation[700], where[800];
+	char path[64], text[8192], err[512], where[800];
 	pid_t pid = 0;
 	uint32_t task = 0;
 	enum lwk_part_role role;
@@ -244,22 +246,32 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	read_cgroups(path, text, sizeof(text));
 	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
 	role = role_of(sp);
-	if (lwk_part_place(&r, &part, role, lwk_cfg.lwk_isolate, text, pid, where, sizeof(where),
-			   isolation, sizeof(isolation), err, sizeof(err))) {
+	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), err, sizeof(err))) {
 		/* What the job or the site's configuration makes impossible
 		 * was refused before the fork (user_init); what is left is
-		 * the node's kernel refusing a cgroup write, or the App cores
-		 * not made the isolated partition the site asks for (or held
-		 * by another cgroup): the step fails (the batch step, never
-		 * an App step: Slurm drains the node, a node fault). */
+		 * the node's kernel refusing a cgroup write: the step fails
+		 * (the batch step: Slurm drains the node, a node fault). */
 		slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
 		return -1;
 	}
 	if (task == 0)
-		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s%s%s", part.job,
-			   role == LWK_ROLE_APP ? "App" : "delegation", where, node,
-			   role == LWK_ROLE_APP ? ", isolation " : "",
-			   role == LWK_ROLE_APP ? isolation : "");
+		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s", part.job,
+			   role == LWK_ROLE_APP ? "App" : "delegation", where, node);
+	if (role == LWK_ROLE_APP && strcmp(part.backend, "mckernel")) {
+		char kind[16], why[600];
+
+		/* What the job or the site makes impossible was refused in
+		 * user_init; what is left is a race with another step, or
+		 * the kernel's refusal under lwk_isolate=partition. */
+		if (lwk_part_isolate_task(&r, &part, lwk_cfg.lwk_isolate, text, kind, sizeof(kind), why,
+					  sizeof(why), err, sizeof(err))) {
+			slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
+			return -1;
+		}
+		if (task == 0)
+			slurm_info("lwk: job %u: App cores on %s: isolation %s%s%s%s", part.job, node,
+				   kind, why[0] ? " (" : "", why, why[0] ? ")" : "");
+	}
 	/* mem= counts in the job's memory, after Slurm set its limit for
 	 * this step.  A failure is said, never the task's: it would drain
 	 * the node in the batch step. */

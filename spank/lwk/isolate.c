@@ -9,6 +9,8 @@
  *                        App cgroup) about to get the App CPUs added;
  *                        <old> its value before ("-" for none)
  *   xpart <path>         the App cgroup about to become "isolated"
+ *   appcg <path>         a step's App cgroup (each step's, partition or
+ *                        not: a later step sees whether it still runs)
  * The undoing puts every xpart back to "member", then every xcpus, the
  * deepest first, to its old value, where the cgroup is still there.
  *
@@ -18,7 +20,11 @@
  * there gets a plain cpuset (lwk_isolate=auto: the other step's
  * partition is turned back into a plain cpuset too, or the new step
  * could not run on the App cores) or is refused (lwk_isolate=partition).
+ * Each task of a step runs this as it starts (lwk_part_isolate_task):
+ * the first decides, under the job's lock, the others find it done.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +187,9 @@ void lwk_part_unisolate(const struct lwk_node_roots *r, const char *state, bool 
 		n = lines_of(state, "xpart", x, XMAX);
 		for (int i = 0; i < n; i++)
 			lwk_part_keep(k, false, "xpart %s\n", x[i].path);
+		n = lines_of(state, "appcg", x, XMAX);
+		for (int i = 0; i < n; i++)
+			lwk_part_keep(k, false, "appcg %s\n", x[i].path);
 		free(x);
 		return;
 	}
@@ -189,39 +198,45 @@ void lwk_part_unisolate(const struct lwk_node_roots *r, const char *state, bool 
 		       failed ? "could not give back all" : "gave back");
 }
 
-/* The other step's levels: its own and its ancestors', not ours. */
-static bool other_only(const char *path, const void *arg)
-{
-	const char *const *pair = arg;
-
-	return at_or_above(path, pair[0]) && !at_or_above(path, pair[1]);
-}
-
-/* The partition of another cgroup than path still isolated: its path
- * in holder, 1; else 0. */
-static int other_partition(const char *root, const char *state, const char *path, char *holder,
-			   size_t len)
+/* Another App cgroup of the job ("appcg" lines) whose tasks still run:
+ * its path in other, 1; else 0. */
+static int other_running(const char *root, const char *state, const char *path, char *other,
+			 size_t len)
 {
 	struct xline *x = malloc(sizeof(*x) * XMAX);
 	int n, found = 0;
-	char dir[1100], kind[128], err[256];
 
 	if (!x)
 		return 0;
-	n = lines_of(state, "xpart", x, XMAX);
+	n = lines_of(state, "appcg", x, XMAX);
 	for (int i = 0; i < n && !found; i++) {
-		if (!strcmp(x[i].path, path))
-			continue;
-		snprintf(dir, sizeof(dir), "%s%s", root, x[i].path);
-		if (lwk_cgroup_read_knob(dir, "cpuset.cpus.partition", kind, sizeof(kind), err,
-					 sizeof(err)) == 0 &&
-		    !strcmp(kind, "isolated")) {
-			snprintf(holder, len, "%s", x[i].path);
+		if (strcmp(x[i].path, path) && lwk_xpart_populated(root, x[i].path)) {
+			snprintf(other, len, "%s", x[i].path);
 			found = 1;
 		}
 	}
 	free(x);
 	return found;
+}
+
+/* Every path but the one given: the partitions of other steps. */
+static bool not_ours(const char *level, const void *path)
+{
+	return !at_or_above(level, path);
+}
+
+/* Record "<key> <path>" once, and read the state again. */
+static int record(const struct lwk_node_roots *r, uint32_t job, const char *key, const char *path,
+		  char *state, char *why, size_t whylen)
+{
+	char line[900];
+
+	if (recorded(state, key, path))
+		return 0;
+	snprintf(line, sizeof(line), "%s %s\n", key, path);
+	if (lwk_part_append_state(r, job, line, why, whylen))
+		return -1;
+	return lwk_part_read_state(r, job, state, STATE_MAX);
 }
 
 /* Every level of path below the root, top down, each made to hold the
@@ -254,19 +269,15 @@ static int make_partition(const struct lwk_node_roots *r, uint32_t job, const ch
 		lwk_cpulist_format(&want, list, sizeof(list));
 		if (!recorded(*state, "xcpus", level)) {
 			snprintf(line, sizeof(line), "xcpus %s %s\n", level, cur[0] ? cur : "-");
-			if (lwk_part_append_state(r, job, line, why, whylen))
+			if (lwk_part_append_state(r, job, line, why, whylen) ||
+			    lwk_part_read_state(r, job, *state, STATE_MAX))
 				return -1;
-			lwk_part_read_state(r, job, *state, STATE_MAX);
 		}
 		if (lwk_cgroup_write_knob(dir, "cpuset.cpus.exclusive", list, why, whylen))
 			return -1;
 	}
-	if (!recorded(*state, "xpart", path)) {
-		snprintf(line, sizeof(line), "xpart %s\n", path);
-		if (lwk_part_append_state(r, job, line, why, whylen))
-			return -1;
-		lwk_part_read_state(r, job, *state, STATE_MAX);
-	}
+	if (record(r, job, "xpart", path, *state, why, whylen))
+		return -1;
 	snprintf(dir, sizeof(dir), "%s%s", r->cgroup_root, path);
 	if (lwk_cgroup_write_knob(dir, "cpuset.cpus.partition", "isolated", why, whylen) ||
 	    lwk_cgroup_read_knob(dir, "cpuset.cpus.partition", cur, sizeof(cur), why, whylen))
@@ -322,27 +333,28 @@ int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, c
 		rc = 0;
 		goto out;
 	}
-	if (other_partition(r->cgroup_root, state, path, holder, sizeof(holder))) {
-		const char *pair[2] = { holder, path };
-		bool busy = lwk_xpart_populated(r->cgroup_root, holder);
-
-		if (busy && mode == LWK_ISOLATE_PARTITION) {
-			(void)ERR("lwk: --lwk: the App cores on %s are the isolated partition of another "
-			    "step of the job (%s), still running; with lwk_isolate=partition the "
-			    "job's steps run on the App cores one at a time", r->node, holder);
+	/* Every App cgroup is recorded: a later step sees this one. */
+	if (record(r, p->job, "appcg", path, state, err, errlen))
+		goto out;
+	if (other_running(r->cgroup_root, state, path, holder, sizeof(holder))) {
+		if (mode == LWK_ISOLATE_PARTITION) {
+			(void)ERR("lwk: --lwk: another step of the job (%s) runs on the App cores on %s; "
+				  "an isolated partition holds one step's tasks, and with "
+				  "lwk_isolate=partition the job's steps run on the App cores one at "
+				  "a time", holder, r->node);
 			goto out;
 		}
-		/* Its tasks are gone (a step ending), or both steps must
-		 * share the App cores: its partition back to a cpuset. */
-		log[0] = '\0';
-		undo_some(r->cgroup_root, state, other_only, pair, log,
-			  sizeof(log), NULL);
-		if (busy) {
-			snprintf(why, whylen, "another step of the job (%s) runs on the App cores at "
-				 "the same time: its partition is a plain cpuset now too", holder);
-			rc = 0;
-			goto out;
-		}
+		snprintf(why, whylen, "another step of the job (%s) runs on the App cores at the same "
+			 "time: a partition holds one step's tasks, so theirs is a plain cpuset too",
+			 holder);
+	}
+	/* Other steps' partitions back to plain cpusets: their tasks are
+	 * gone (a step ending), or they share the App cores with this one. */
+	log[0] = '\0';
+	undo_some(r->cgroup_root, state, not_ours, path, log, sizeof(log), NULL);
+	if (why[0]) {
+		rc = 0;
+		goto out;
 	}
 	if (lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, ours, state, what, sizeof(what))) {
 		(void)ERR("lwk: --lwk: %s holds App CPUs %s of the job exclusively on %s; nothing was "
@@ -367,6 +379,63 @@ out:
 	free(state);
 	close(fd);
 	return rc;
+}
+
+/* A cgroup of the job (job the job's level): at or above it (the levels
+ * its steps hand exclusive CPUs down through), or below it. */
+static bool of_job(const char *path, void *job)
+{
+	return at_or_above(path, job) || at_or_above(job, path);
+}
+
+/* Another step_<n> below the job's level than the one of app, with
+ * tasks: its name in other. */
+static int other_step_running(const char *root, const char *job, const char *app, char *other,
+			      size_t len)
+{
+	char dir[1100], path[900];
+	DIR *d;
+	struct dirent *e;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "%s%s", root, job);
+	if (!(d = opendir(dir)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (strncmp(e->d_name, "step_", 5) || !isdigit((unsigned char)e->d_name[5]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", job, e->d_name);
+		if (!at_or_above(path, app) && lwk_xpart_populated(root, path)) {
+			snprintf(other, len, "%s", path);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int lwk_part_isolation_judge(const struct lwk_node_roots *r, const struct lwk_part *p,
+			     const char *job, const char *app, int mode, char *err, size_t errlen)
+{
+	char why[512], what[1000], other[900];
+
+	if (mode == LWK_ISOLATE_CPUSET)
+		return 0;
+	if (!lwk_xpart_capable(r->cgroup_root, app, why, sizeof(why)))
+		return mode == LWK_ISOLATE_PARTITION
+			       ? ERR("lwk: --lwk: the site asks for an isolated partition "
+				     "(lwk_isolate=partition), but on %s %s", r->node, why)
+			       : 0;
+	if (lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, of_job, (void *)job, what,
+			     sizeof(what)) > 0)
+		return ERR("lwk: --lwk: %s holds App CPUs of the job exclusively on %s; the App "
+			   "cores cannot be the job's", what, r->node);
+	if (mode == LWK_ISOLATE_PARTITION &&
+	    other_step_running(r->cgroup_root, job, app, other, sizeof(other)))
+		return ERR("lwk: --lwk: another step of the job (%s) runs on %s; an isolated "
+			   "partition holds one step's tasks, and with lwk_isolate=partition the "
+			   "job's steps run on the App cores one at a time", other, r->node);
+	return 0;
 }
 
 const char *lwk_part_isolation_of(const char *cgroup_root, const char *proc_cgroup)

@@ -97,13 +97,40 @@ int lwk_part_load(const struct lwk_node_roots *r, uint32_t job, struct lwk_part 
 /*
  * Place process pid (a task of the job; its /proc/<pid>/cgroup text is
  * proc_cgroup) in its role.  where gets the cgroup set up (a path below
- * the cgroup root), isolation (App role) "partition", or "cpuset (why)"
- * (lwk_part_isolate, as isolate: enum lwk_isolate allows).  0 or -1
- * with err.
+ * the cgroup root).  0 or -1 with err.
  */
 int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
-		   enum lwk_part_role role, int isolate, const char *proc_cgroup, pid_t pid, char *where,
-		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen);
+		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   size_t wherelen, char *err, size_t errlen);
+
+/*
+ * Before the step's tasks exist (the step's slurmstepd, as the job's
+ * user: reads only), from the slurmstepd's own cgroups (proc_cgroup):
+ * would lwk_part_isolate refuse the step's App cgroup?  Another cgroup
+ * than the job's holds App CPUs exclusively; or, with
+ * lwk_isolate=partition, the kernel cannot make one or another step of
+ * the job runs.  0, or -1 with the reason for the job's output.
+ */
+int lwk_part_isolation_refused(const struct lwk_node_roots *r, const struct lwk_part *p, int mode,
+			       const char *proc_cgroup, char *err, size_t errlen);
+/* The same judged for the App cgroup app of the job whose cgroup level
+ * (or own cgroup) is job (isolate.c). */
+int lwk_part_isolation_judge(const struct lwk_node_roots *r, const struct lwk_part *p,
+			     const char *job, const char *app, int mode, char *err, size_t errlen);
+
+/*
+ * An App task, placed (its /proc/<pid>/cgroup text is proc_cgroup):
+ * the App cgroup it is in made an isolated partition, lwk_part_isolate
+ * below.  0, or -1 with err.
+ */
+int lwk_part_isolate_task(const struct lwk_node_roots *r, const struct lwk_part *p, int mode,
+			  const char *proc_cgroup, char *kind, size_t kindlen, char *why,
+			  size_t whylen, char *err, size_t errlen);
+
+/* What a task in the cgroups of proc_cgroup (its /proc/self/cgroup
+ * text) runs in: "partition" when its cgroup or the one above it is an
+ * isolated partition (v2), else "cpuset".  Read from the kernel. */
+const char *lwk_part_isolation_of(const char *cgroup_root, const char *proc_cgroup);
 
 /*
  * The App cgroup at path (below the cgroup root; the step's cgroup that
@@ -119,11 +146,6 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, const char *path,
 		     int mode, char *kind, size_t kindlen, char *why, size_t whylen, char *err,
 		     size_t errlen);
-
-/* What a task in the cgroups of proc_cgroup (its /proc/self/cgroup
- * text) runs in: "partition" when its cgroup or the one above is an
- * isolated partition (v2), else "cpuset".  Read from the kernel. */
-const char *lwk_part_isolation_of(const char *cgroup_root, const char *proc_cgroup);
 
 /*
  * Can the tasks of job be placed on this node?  Judged before any task

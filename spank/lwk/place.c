@@ -142,8 +142,8 @@ int lwk_part_placeable(const struct lwk_node_roots *r, uint32_t job, const char 
 }
 
 int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
-		   enum lwk_part_role role, int isolate, const char *proc_cgroup, pid_t pid, char *where,
-		   size_t wherelen, char *isolation, size_t isolen, char *err, size_t errlen)
+		   enum lwk_part_role role, const char *proc_cgroup, pid_t pid, char *where,
+		   size_t wherelen, char *err, size_t errlen)
 {
 	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
 	struct lwk_cgroup cg;
@@ -151,7 +151,6 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 	size_t job_len = 0;
 	int at;
 
-	snprintf(isolation, isolen, "none");
 	if (v == LWK_CGROUP_NONE)
 		return no_hierarchy(r, err, errlen);
 	/* McKernel runs the job's processes on the App cores itself: every
@@ -198,17 +197,54 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 				 mem ? "" : "memory", !mem && !cpu ? " or " : "", cpu ? "" : "cpu");
 		return 0;
 	}
+	/* The partition, where the kernel can make one, comes after: in
+	 * each task as it starts (lwk_part_isolate_task). */
 	if (lwk_cgroup_set_mems(&cg, &p->plan.app_nodes, err, errlen) ||
 	    lwk_cgroup_set_cpus(&cg, &p->plan.app_cpus, err, errlen))
 		return -1;
-	{
-		char kind[16], why[512];
-
-		if (lwk_part_isolate(r, p, cg.path, isolate, kind, sizeof(kind), why, sizeof(why), err,
-				     errlen))
-			return -1;
-		snprintf(isolation, isolen, "%s%s%s%s", kind, why[0] ? " (" : "", why,
-			 why[0] ? ")" : "");
-	}
 	return 0;
+}
+
+int lwk_part_isolate_task(const struct lwk_node_roots *r, const struct lwk_part *p, int mode,
+			  const char *proc_cgroup, char *kind, size_t kindlen, char *why,
+			  size_t whylen, char *err, size_t errlen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	char step[768], own[700];
+	size_t job_len;
+	int at;
+
+	if (v == LWK_CGROUP_NONE)
+		return no_hierarchy(r, err, errlen);
+	at = placement_of(r, p->job, v, proc_cgroup, step, sizeof(step), &job_len, err, errlen);
+	if (at < 0)
+		return -1;
+	/* Slurm made no cgroups: the plugin's own App cgroup, where the
+	 * placement moved the task. */
+	snprintf(own, sizeof(own), "/slurm-lwk/%s/job_%" PRIu32 "/app", r->node, p->job);
+	if (at == 0)
+		return lwk_part_isolate(r, p, own, mode, kind, kindlen, why, whylen, err, errlen);
+	return lwk_part_isolate(r, p, step, mode, kind, kindlen, why, whylen, err, errlen);
+}
+
+int lwk_part_isolation_refused(const struct lwk_node_roots *r, const struct lwk_part *p, int mode,
+			       const char *proc_cgroup, char *err, size_t errlen)
+{
+	enum lwk_cgroup_version v = lwk_cgroup_detect(r->cgroup_root);
+	char step[768], job[768], own[800];
+	size_t job_len = 0;
+	int at;
+
+	if (v == LWK_CGROUP_NONE || !strcmp(p->backend, "mckernel"))
+		return 0;
+	at = placement_of(r, p->job, v, proc_cgroup, step, sizeof(step), &job_len, err, errlen);
+	if (at < 0)
+		return 0; /* placement refuses it, with its own words */
+	if (at == 1) {
+		snprintf(job, sizeof(job), "%.*s", (int)job_len, step);
+		return lwk_part_isolation_judge(r, p, job, step, mode, err, errlen);
+	}
+	snprintf(job, sizeof(job), "/slurm-lwk/%s/job_%" PRIu32, r->node, p->job);
+	snprintf(own, sizeof(own), "%s/app", job);
+	return lwk_part_isolation_judge(r, p, job, own, mode, err, errlen);
 }

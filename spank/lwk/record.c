@@ -26,6 +26,7 @@
  *   xcpus /system.slice 4-7 (cpuset.cpus.exclusive set, its old value;
  *                            "-" none: lwk/isolate.c)
  *   xpart /system.slice/.../step_0/user  (made an isolated partition)
+ *   appcg /system.slice/.../step_0/user  (a step's App cgroup)
  */
 
 static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
@@ -155,9 +156,10 @@ static int parse_done_fact(const char *l, const char *key, const char *v, unsign
 		p->huge_before[node] = (long)a;
 		p->huge_wanted[node] = (long)b;
 	} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
-		   strcmp(key, "memcharge") && strcmp(key, "xcpus") && strcmp(key, "xpart")) {
-		/* irq, cgroup, jobcg, memcharge, xcpus and xpart lines are
-		 * the teardown's. */
+		   strcmp(key, "memcharge") && strcmp(key, "xcpus") && strcmp(key, "xpart") &&
+		   strcmp(key, "appcg")) {
+		/* irq, cgroup, jobcg, memcharge, xcpus, xpart and appcg
+		 * lines are the teardown's. */
 		return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 	}
 	return 0;

@@ -39,9 +39,13 @@ node_cores() {
 }
 
 # What --lwk changes on a node, to compare before and after a job.
+# With remote partitions (cgroup v2, 6.7+): every exclusive CPU set
+# anywhere in the cgroup tree, and the CPUs isolated by partitions.
 node_snapshot() {
 	on_node "$1" bash -c 'grep -H . /proc/irq/*/smp_affinity_list 2>/dev/null;
-		grep -H . /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages'
+		grep -H . /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages;
+		find /sys/fs/cgroup -name cpuset.cpus.exclusive -exec grep -H . {} + 2>/dev/null;
+		grep -H . /sys/fs/cgroup/cpuset.cpus.isolated 2>/dev/null; true'
 }
 
 # Wait until the epilog has torn down job $2 on node $1 (it runs after
@@ -263,6 +267,92 @@ start_held_job() {
 	done
 	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "no partition for job $jid"
 	echo "$jid"
+}
+
+# Remote partitions (cgroup v2, Linux 6.7+): the App cores leave every
+# other cgroup of the node, a process outside Slurm included; two steps
+# in turn each get the partition.  Elsewhere (cgroup v1, 6.1) the job is
+# told it got a plain cpuset, and nothing exclusive is left set.
+test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
+	need_private
+	local jid out app busy allowed isolated remote=
+	on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
+	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
+		--wrap 'srun printenv SLURM_LWK_ISOLATION; srun printenv SLURM_LWK_ISOLATION') ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/iso.out" "$LWK_WORK/iso.err")"
+	out=$(sort -u "$LWK_WORK/iso.out")
+	if [ -z "$remote" ]; then
+		[ "$out" = cpuset ] || fail "two steps should be told 'cpuset' here: $(cat "$LWK_WORK/iso.out")"
+		grep -q "lwk: job $jid: App cores on node1: isolation cpuset (.\+)" "$(slurmd_log node1)" ||
+			fail "no reason for the plain cpuset in node1's log: $(grep "job $jid" "$(slurmd_log node1)" | tail -3)"
+		[ -z "$(node_snapshot node1 | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
+			fail "exclusive CPUs left set: $(node_snapshot node1 | grep exclusive)"
+		return 0
+	fi
+	[ "$out" = partition ] && [ "$(wc -l <"$LWK_WORK/iso.out")" = 2 ] ||
+		fail "two steps in turn should each get the partition: $(cat "$LWK_WORK/iso.out" "$LWK_WORK/iso.err")"
+	# A busy service outside Slurm, started before the job.
+	on_node node1 bash -c 'mkdir -p /sys/fs/cgroup/system.slice/lwk-test-busy.service &&
+		setsid bash -c "echo \$\$ >/sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs;
+		exec sh -c \"while :; do :; done\"" </dev/null >/dev/null 2>&1 &' ||
+		fail "cannot start the busy service"
+	defer on_node node1 bash -c 'pkill -KILL -f "^sh -c while :; do :; done$";
+		sleep 0.5; rmdir /sys/fs/cgroup/system.slice/lwk-test-busy.service'
+	jid=$(start_held_job)
+	app=$(on_node node1 sed -n 's/^app_cpus //p' "$LWK_STATE_DIR/node1/$jid/lwk.state")
+	isolated=$(on_node node1 cat /sys/fs/cgroup/cpuset.cpus.isolated)
+	[ -n "$app" ] && [ "$isolated" = "$app" ] ||
+		fail "the root's cpuset.cpus.isolated is '$isolated', the App CPUs '$app'"
+	busy=$(on_node node1 cat /sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs | head -1)
+	[ -n "$busy" ] || fail "the busy service is not running"
+	allowed=$(on_node node1 sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
+	for c in $(expand "$allowed"); do
+		[[ " $(expand "$app") " != *" $c "* ]] ||
+			fail "the busy service outside Slurm may run on App CPU $c (allowed $allowed, App $app)"
+	done
+	for i in 1 2 3 4 5; do
+		c=$(on_node node1 ps -o psr= -p "$busy" | tr -d ' ')
+		[[ " $(expand "$app") " != *" $c "* ]] || fail "the busy service ran on App CPU $c"
+		sleep 0.2
+	done
+	grep -q "lwk: job $jid: App cores on node1: isolation partition" "$(slurmd_log node1)" ||
+		fail "node1's log does not say the App cores are a partition"
+	scancel "$jid"
+	wait_job "$jid"
+	wait_teardown node1 "$jid"
+	[ -z "$(node_snapshot node1 | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
+		fail "exclusive CPUs left after the job: $(node_snapshot node1 | grep -E 'exclusive|isolated')"
+	allowed=$(on_node node1 sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
+	[ "$allowed" = "$(on_node node1 cat /sys/devices/system/cpu/online)" ] ||
+		fail "the busy service did not get the App CPUs back: $allowed"
+}
+
+# lwk_isolate=partition (plugstack): where the kernel cannot make one,
+# the step fails, never the node; lwk_isolate=bad is refused by name.
+test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
+	need_private
+	local conf=$LWK_DEV_DIR/plugstack.conf out
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf"
+	sed -i "1s|\$| lwk_isolate=partition|" "$conf"
+	if on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1; then
+		out=$(srun -N1 -w node1 --lwk printenv SLURM_LWK_ISOLATION 2>"$LWK_WORK/err") ||
+			fail "srun failed: $(cat "$LWK_WORK/err")"
+		[ "$out" = partition ] || fail "lwk_isolate=partition gave '$out'"
+	else
+		run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk echo the step ran
+		assert_no_grep "the step ran" "$LWK_WORK/err" "srun's output"
+		# In the job's output, where the user looks.
+		assert_grep "lwk: --lwk: the site asks for an isolated partition \(lwk_isolate=partition\), but on node1 " \
+			"$LWK_WORK/err" "srun's output"
+	fi
+	sed -i "1s|lwk_isolate=partition|lwk_isolate=isolated|" "$conf"
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 true
+	assert_grep "lwk_isolate.*one of auto\|partition\|cpuset" "$LWK_WORK/err" "srun's error"
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	all_nodes_usable
 }
 
 test_scancel_gives_everything_back() {

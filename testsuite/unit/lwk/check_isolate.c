@@ -40,6 +40,9 @@ static void remote_kernel(void)
 	tree_put(JOB "/step_1/user/cpuset.cpus.exclusive", "\n");
 	tree_put(JOB "/step_0/user/cgroup.events", "populated 1\nfrozen 0\n");
 	tree_put(JOB "/step_1/user/cgroup.events", "populated 1\nfrozen 0\n");
+	/* The kernel says "populated 1" at every level above a process. */
+	tree_put(JOB "/step_0/cgroup.events", "populated 1\nfrozen 0\n");
+	tree_put(JOB "/step_1/cgroup.events", "populated 1\nfrozen 0\n");
 	tree_mkdir("cg/other.slice");
 	tree_put("cg/other.slice/cpuset.cpus.exclusive", "\n");
 }
@@ -60,12 +63,19 @@ static bool unset(const char *v)
 	return !strcmp(v, "") || !strcmp(v, "\n");
 }
 
+/* A task of the step placed (the step's slurmstepd), then starting (the
+ * task itself): what its isolation is, "kind (why)". */
 static int place(int mode, const char *task, char *iso, size_t isolen, struct lwk_part *p)
 {
-	char where[800];
+	char where[800], kind[16], why[600];
 
-	return lwk_part_place(&roots, p, LWK_ROLE_APP, mode, task, 4242, where, sizeof(where), iso,
-			      isolen, err, sizeof(err));
+	if (lwk_part_place(&roots, p, LWK_ROLE_APP, task, 4242, where, sizeof(where), err,
+			   sizeof(err)) ||
+	    lwk_part_isolate_task(&roots, p, mode, task, kind, sizeof(kind), why, sizeof(why), err,
+				  sizeof(err)))
+		return -1;
+	snprintf(iso, isolen, "%s%s%s%s", kind, why[0] ? " (" : "", why, why[0] ? ")" : "");
+	return 0;
 }
 
 START_TEST(the_app_cores_become_a_partition_recorded_before_each_write)
@@ -95,11 +105,6 @@ START_TEST(the_app_cores_become_a_partition_recorded_before_each_write)
 	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_0"), iso, sizeof(iso), &p), 0);
 	ck_assert_str_eq(iso, "partition");
 	ck_assert_str_eq(tree_get("state/n1/42/lwk.state"), state);
-	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root, TASK0("step_0")), "partition");
-	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root, TASK0("step_batch")), "cpuset");
-	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root,
-					       "4:cpuset:/s.slice/n1.scope/job_42/step_0/user\n"),
-			 "cpuset");
 	/* The teardown puts every file back as it was (the job's cgroup
 	 * itself cannot go in this tree: its line stays). */
 	lwk_part_teardown(&roots, 42, log, sizeof(log));
@@ -211,6 +216,20 @@ START_TEST(steps_running_at_once_share_the_app_cores_as_a_cpuset)
 	ck_assert_str_eq(x(JOB), "2-7"); /* shared: the teardown's */
 	ck_assert_str_eq(tree_get(JOB "/step_1/user/cpuset.cpus"), "2-7");
 	ck_assert_str_eq(x(JOB "/step_1/user"), "\n");
+	/* The step's next task, and step 0's, find it so: no partition
+	 * while both run. */
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_1"), iso, sizeof(iso), &p), 0);
+	ck_assert_msg(strstr(iso, "cpuset (another step of the job") == iso, "%s", iso);
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_0"), iso, sizeof(iso), &p), 0);
+	ck_assert_msg(strstr(iso, "cpuset (another step of the job (/s.slice/n1.scope/job_42/step_1/user)") == iso,
+		      "%s", iso);
+	ck_assert_str_eq(x(JOB "/step_1/user"), "\n");
+	ck_assert_str_eq(tree_get(JOB "/step_0/user/cpuset.cpus.partition"), "member");
+	ck_assert_str_eq(tree_get(JOB "/step_1/user/cpuset.cpus.partition"), "member\n");
+	/* step 0 ends: the next task of step 1 makes it a partition. */
+	tree_put(JOB "/step_0/user/cgroup.events", "populated 0\nfrozen 0\n");
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_1"), iso, sizeof(iso), &p), 0);
+	ck_assert_str_eq(iso, "partition");
 	tree_remove();
 }
 END_TEST
@@ -237,6 +256,66 @@ START_TEST(a_later_step_takes_the_partition_over_from_an_ended_one)
 }
 END_TEST
 
+/* Before the tasks, as the user (reads only), from the step's
+ * slurmstepd's cgroups: what the placement would refuse is said then,
+ * so that the job's output says it. */
+START_TEST(refusals_are_judged_before_the_tasks)
+{
+	struct lwk_part p;
+	char iso[700];
+	const char *stepd0 = "0::/s.slice/n1.scope/job_42/step_0/slurm\n";
+	const char *stepd1 = "0::/s.slice/n1.scope/job_42/step_1/slurm\n";
+
+	remote_kernel();
+	tree_put(JOB "/step_1/cgroup.events", "populated 0\n"); /* not started yet */
+	ck_assert_int_eq(setup("os=2", &p), 1);
+	tree_put("cg/other.slice/cpuset.cpus.exclusive", "7\n");
+	for (int mode = LWK_ISOLATE_AUTO; mode <= LWK_ISOLATE_PARTITION; mode++) {
+		ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, mode, stepd0, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "/other.slice (cpuset.cpus.exclusive 7) holds App CPUs"), "%s", err);
+	}
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_CPUSET, stepd0, err, sizeof(err)), 0);
+	tree_put("cg/other.slice/cpuset.cpus.exclusive", "0-1\n"); /* the OS cores: fine */
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_PARTITION, stepd0, err, sizeof(err)), 0);
+	/* The job's own partition (step 0's, and the levels above it)
+	 * does not count against its next step ... */
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_0"), iso, sizeof(iso), &p), 0);
+	ck_assert_str_eq(iso, "partition");
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_AUTO, stepd1, err, sizeof(err)), 0);
+	/* ... but with lwk_isolate=partition a step running at once is. */
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_PARTITION, stepd1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "another step of the job (/s.slice/n1.scope/job_42/step_0) runs on n1"), "%s", err);
+	tree_put(JOB "/step_0/user/cgroup.events", "populated 0\n");
+	tree_put(JOB "/step_0/cgroup.events", "populated 0\n");
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_PARTITION, stepd1, err, sizeof(err)), 0);
+	tree_remove();
+
+	/* A kernel without remote partitions: refused only when the site
+	 * asks for one. */
+	node_tree();
+	ck_assert_int_eq(setup("os=2", &p), 1);
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_AUTO, stepd0, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_part_isolation_refused(&roots, &p, LWK_ISOLATE_PARTITION, stepd0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "(lwk_isolate=partition), but on n1 this kernel has no cpuset.cpus.exclusive"), "%s", err);
+	tree_remove();
+}
+END_TEST
+
+START_TEST(a_task_learns_its_isolation_from_the_kernel)
+{
+	remote_kernel();
+	tree_put(JOB "/step_0/user/cpuset.cpus.partition", "isolated\n");
+	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root, TASK0("step_0")), "partition");
+	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root, TASK0("step_1")), "cpuset");
+	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root,
+					       "4:cpuset:/s.slice/n1.scope/job_42/step_0/user\n"),
+			 "cpuset");
+	tree_put(JOB "/step_0/user/cpuset.cpus.partition", "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n");
+	ck_assert_str_eq(lwk_part_isolation_of(roots.cgroup_root, TASK0("step_0")), "cpuset");
+	tree_remove();
+}
+END_TEST
+
 Suite *lwk_isolate_suite(void)
 {
 	Suite *s = suite_create("lwk_isolate");
@@ -248,6 +327,8 @@ Suite *lwk_isolate_suite(void)
 	tcase_add_test(tc, a_partition_the_kernel_refuses_is_undone);
 	tcase_add_test(tc, steps_running_at_once_share_the_app_cores_as_a_cpuset);
 	tcase_add_test(tc, a_later_step_takes_the_partition_over_from_an_ended_one);
+	tcase_add_test(tc, refusals_are_judged_before_the_tasks);
+	tcase_add_test(tc, a_task_learns_its_isolation_from_the_kernel);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,25 +11,25 @@
 START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 {
 	struct lwk_part p;
-	char where[800], iso[700];
+	char where[800];
 	const char *app = "0::/s.slice/n1.scope/job_42/step_0/user/task_0\n";
 	const char *batch = "0::/s.slice/n1.scope/job_42/step_batch/user/task_0\n";
 
 	node_tree();
 	ck_assert_int_eq(setup("os=2,deleg_mem=64M,deleg_cpu=150", &p), 1);
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, LWK_ISOLATE_AUTO, app, 4242, where, sizeof(where),
-					iso, sizeof(iso), err, sizeof(err)),
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, app, 4242, where, sizeof(where),
+					err, sizeof(err)),
 			 0);
 	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_0/user");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.cpus"), "2-7");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.mems"), "0-1");
 	/* The job's cgroup is remembered (once) for the teardown. */
 	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "jobcg /s.slice/n1.scope/job_42\n"));
-	/* A kernel without cpuset.cpus.exclusive (6.1): a plain cpuset
-	 * (check_isolate: the partition where the kernel has it). */
-	ck_assert_msg(strstr(iso, "cpuset (this kernel has no cpuset.cpus.exclusive") == iso, "%s", iso);
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_DELEGATION, LWK_ISOLATE_AUTO, batch, 4243, where,
-					sizeof(where), iso, sizeof(iso), err, sizeof(err)),
+	/* Placement makes no partition: each task does, as it starts
+	 * (check_isolate). */
+	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_0/user/cpuset.cpus.partition"), "");
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_DELEGATION, batch, 4243, where,
+					sizeof(where), err, sizeof(err)),
 			 0);
 	ck_assert_str_eq(where, "/s.slice/n1.scope/job_42/step_batch/user");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/job_42/step_batch/user/cpuset.cpus"), "0-1");
@@ -39,13 +39,13 @@ START_TEST(tasks_are_placed_in_slurms_step_cgroup_by_role)
 			 "150000 100000");
 	/* Slurm's cgroup of the job but no step in it: refused, never a
 	 * move out of Slurm's limits. */
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, LWK_ISOLATE_AUTO, "0::/s.slice/n1.scope/job_42\n",
-					4244, where, sizeof(where), iso, sizeof(iso), err,
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "0::/s.slice/n1.scope/job_42\n",
+					4244, where, sizeof(where), err,
 					sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "ConstrainCores=yes"));
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, LWK_ISOLATE_AUTO, "", 4244, where, sizeof(where),
-					iso, sizeof(iso), err, sizeof(err)),
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "", 4244, where, sizeof(where),
+					err, sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "cannot read the cgroups of task 4244"));
 	/* The job's cgroup cannot be removed in this tree (its knobs are
@@ -65,7 +65,7 @@ END_TEST
 START_TEST(tasks_are_placed_in_a_sluid_named_step_cgroup)
 {
 	struct lwk_part p;
-	char where[800], iso[700], log[4096];
+	char where[800], log[4096];
 	const char *app = "0::/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/task_0\n";
 
 	node_tree();
@@ -73,16 +73,16 @@ START_TEST(tasks_are_placed_in_a_sluid_named_step_cgroup)
 	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/s.slice/n1.scope/" LWK_FX_SLUID
 						"/step_0/slurm\n", err, sizeof(err)),
 			 0);
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, LWK_ISOLATE_AUTO, app, 4242, where, sizeof(where),
-					iso, sizeof(iso), err, sizeof(err)),
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, app, 4242, where, sizeof(where),
+					err, sizeof(err)),
 			 0);
 	ck_assert_str_eq(where, "/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user");
 	ck_assert_str_eq(tree_get("cg/s.slice/n1.scope/" LWK_FX_SLUID "/step_0/user/cpuset.cpus"), "2-7");
 	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"),
 				     "jobcg /s.slice/n1.scope/" LWK_FX_SLUID "\n"));
 	/* The SLUID's cgroup but no step in it: refused. */
-	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, LWK_ISOLATE_AUTO, "0::/s.slice/n1.scope/" LWK_FX_SLUID
-					"/x\n", 4244, where, sizeof(where), iso, sizeof(iso), err,
+	ck_assert_int_eq(lwk_part_place(&roots, &p, LWK_ROLE_APP, "0::/s.slice/n1.scope/" LWK_FX_SLUID
+					"/x\n", 4244, where, sizeof(where), err,
 					sizeof(err)),
 			 -1);
 	/* The teardown takes the recorded cgroup as the job's (it cannot
