@@ -234,10 +234,13 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	struct lwk_node_roots r;
 	char path[64], text[8192], err[512], where[800];
 	pid_t pid = 0;
-	uint32_t task = 0;
+	uint32_t task = 0, step = 0;
 	enum lwk_part_role role;
 
-	if (!part_ready)
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	/* The extern step's one process (PrologFlags=Contain) is Slurm's
+	 * sleep, no task of the job's. */
+	if (!part_ready || step == SLURM_EXTERN_CONT)
 		return 0;
 	roots(sp, &r);
 	spank_get_item(sp, S_TASK_PID, &pid);
