@@ -312,7 +312,11 @@ int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, c
 		snprintf(why, whylen, "lwk_isolate=cpuset");
 		return 0;
 	}
-	if (!lwk_xpart_capable(r->cgroup_root, path, why, whylen))
+	/* The state's lines are "<key> <path> <value>": a path with a
+	 * blank (no cgroup Slurm makes) is not recorded, nor made one. */
+	if (strpbrk(path, " \t\n"))
+		snprintf(why, whylen, "the cgroup path '%.200s' has a blank", path);
+	if (why[0] || !lwk_xpart_capable(r->cgroup_root, path, why, whylen))
 		return mode == LWK_ISOLATE_PARTITION
 			       ? ERR("lwk: --lwk: the site asks for an isolated partition "
 				     "(lwk_isolate=partition), but on %s %s", r->node, why)
