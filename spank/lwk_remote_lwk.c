@@ -98,7 +98,7 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 	struct lwk_node_roots r;
 	struct lwk_topology *t;
 	struct lwk_cpuset cpus;
-	char err[512], *cores = NULL, app[1024], os[1024], mems[256], hp[512];
+	char err[512], *cores = NULL, app[1024], os[1024], mems[256], hp[512], boot[2560];
 	uint32_t job = 0;
 	uint64_t mem_mb = 0;
 	struct lwk_opts o = lwk_req.lwk;
@@ -153,13 +153,14 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 		if (part.huge_wanted[n])
 			snprintf(hp + strlen(hp), sizeof(hp) - strlen(hp), ", node %d: %ld of %ld hugepages",
 				 n, part.huge_added[n], part.huge_wanted[n]);
+	lwk_plan_boot_note(&part.plan, boot, sizeof(boot));
 	if (!strcmp(part.backend, "mckernel"))
 		slurm_info("lwk: step %s: partition on %s: McKernel booted on App CPUs %s, OS CPUs %s, "
-			   "memory nodes %s", step, node, app, os, mems);
+			   "memory nodes %s%s", step, node, app, os, mems, boot);
 	else
 		slurm_info("lwk: step %s: partition on %s: App CPUs %s, OS CPUs %s, memory nodes %s, "
-			   "%u IRQs moved off (%u refused)%s",
-			   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp);
+			   "%u IRQs moved off (%u refused)%s%s",
+			   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp, boot);
 }
 
 /* The text of a /proc/<pid>/cgroup file (empty when unreadable). */

@@ -168,6 +168,21 @@ static int read_online(const char *root, struct lwk_topology *t, char *err, size
 	return 0;
 }
 
+/*
+ * A boot-time CPU list (nohz_full, isolated).  Missing (a kernel without
+ * CONFIG_NO_HZ_FULL has no nohz_full file), empty, "(null)" (what some
+ * kernels print when nohz_full= was not given) or not a cpulist: none.
+ * It only steers which job cores the plan prefers, never what the job
+ * may use, so a list sysfs garbles costs a preference, not the job.
+ */
+static void read_boot_list(const char *root, const struct lwk_cpuset *online,
+			   struct lwk_cpuset *s, const char *file)
+{
+	if (read_list(root, s, "devices/system/cpu/%s", file))
+		lwk_cpuset_zero(s);
+	lwk_cpuset_and(s, online);
+}
+
 /* Per CPU: package, siblings, L3 domain. */
 static void read_cpus(const char *root, struct lwk_topology *t, struct lwk_cpuset *siblings,
 		      int *l3key)
@@ -355,6 +370,8 @@ struct lwk_topology *lwk_topology_read(const char *root, char *err, size_t errle
 		goto error;
 	group_cores(t, siblings);
 	group_dies(t);
+	read_boot_list(root, &t->online, &t->nohz_full, "nohz_full");
+	read_boot_list(root, &t->online, &t->isolated, "isolated");
 	free(siblings);
 	free(l3key);
 	free(pkg_first);
@@ -378,6 +395,12 @@ void lwk_topology_free(struct lwk_topology *t)
 	free(t->dies);
 	free(t->numa);
 	free(t);
+}
+
+void lwk_topology_boot_isolated(const struct lwk_topology *t, struct lwk_cpuset *out)
+{
+	*out = t->nohz_full;
+	lwk_cpuset_or(out, &t->isolated);
 }
 
 int lwk_slurm_socket_parse(const char *s, enum lwk_slurm_socket *out)

@@ -57,6 +57,14 @@ struct lwk_topology {
 	struct lwk_topo_die *dies;	/* by first CPU                 */
 	struct lwk_topo_numa *numa;	/* by node id                   */
 	struct lwk_cpuset online;
+	/*
+	 * CPUs the kernel set apart at boot, online ones only; empty when
+	 * the node booted without them or sysfs does not say:
+	 * nohz_full= (devices/system/cpu/nohz_full: the scheduler tick
+	 * stops there while one task runs) and isolcpus= of the scheduler
+	 * domains (devices/system/cpu/isolated: no load balancing there).
+	 */
+	struct lwk_cpuset nohz_full, isolated;
 	char source[32];		/* which L3 information was used */
 };
 
@@ -66,6 +74,9 @@ struct lwk_topology {
  */
 struct lwk_topology *lwk_topology_read(const char *sysfs_root, char *err, size_t errlen);
 void lwk_topology_free(struct lwk_topology *t);
+
+/* The CPUs isolated at boot: nohz_full and isolated together. */
+void lwk_topology_boot_isolated(const struct lwk_topology *t, struct lwk_cpuset *out);
 
 /* What Slurm calls a socket (SlurmdParameters). */
 enum lwk_slurm_socket {

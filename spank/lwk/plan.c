@@ -2,6 +2,7 @@
 /* The --lwk plan of one node: see lwk/plan.h. */
 #include "lwk/plan.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,32 +65,59 @@ static int app_numa_nodes(const struct lwk_topology *t, const struct lwk_opts *o
 }
 
 /*
- * OS cores (is_os[]): want of them, lowest NUMA node first (system
- * memory lives there), from its first core; whole dies when asked.
- * Cores are ordered by first CPU, so this also walks the node's dies in
- * order.  Then the job cores on nodes outside numa=: Linux's too.
+ * Whether job core i may become an OS core in pass `pass` of
+ * pick_os_cores: 0, a core that is not boot-isolated (with whole dies:
+ * on a die none of whose job cores is); 1, a core that is not
+ * boot-isolated (its die may take some that are); 2, any.  Without boot
+ * isolation every core passes at 0, and the plan is the NUMA rule alone.
  */
-static void pick_os_cores(const struct lwk_topology *t, const bool *jobs, const bool *app_node,
-			  unsigned int want, bool whole_dies, bool *is_os)
+static bool os_candidate(const struct lwk_topology *t, const bool *jobs, const bool *boot,
+			 bool whole_dies, unsigned int i, int pass)
+{
+	if (pass >= 2)
+		return true;
+	if (boot[i])
+		return false;
+	if (pass == 1 || !whole_dies)
+		return true;
+	for (unsigned int j = 0; j < t->ncores; j++)
+		if (jobs[j] && boot[j] && t->cores[j].die == t->cores[i].die)
+			return false;
+	return true;
+}
+
+/*
+ * OS cores (is_os[]): want of them, cores not isolated at boot first
+ * (boot[], see os_candidate), then within each pass lowest NUMA node
+ * first (system memory lives there), from its first core; whole dies
+ * when asked.  Cores are ordered by first CPU, so this also walks the
+ * node's dies in order.  Then the job cores on nodes outside numa=:
+ * Linux's too.
+ */
+static void pick_os_cores(const struct lwk_topology *t, const bool *jobs, const bool *boot,
+			  const bool *app_node, unsigned int want, bool whole_dies, bool *is_os)
 {
 	unsigned int got = 0;
 
-	for (unsigned int n = 0; n < t->nnuma && got < want; n++) {
-		for (unsigned int i = 0; i < t->ncores && got < want; i++) {
-			const struct lwk_topo_core *c = &t->cores[i];
+	for (int pass = 0; pass < 3 && got < want; pass++) {
+		for (unsigned int n = 0; n < t->nnuma && got < want; n++) {
+			for (unsigned int i = 0; i < t->ncores && got < want; i++) {
+				const struct lwk_topo_core *c = &t->cores[i];
 
-			if (!jobs[i] || is_os[i] || t->dies[c->die].numa != (int)n)
-				continue;
-			if (whole_dies) {
+				if (!jobs[i] || is_os[i] || t->dies[c->die].numa != (int)n ||
+				    !os_candidate(t, jobs, boot, whole_dies, i, pass))
+					continue;
+				if (!whole_dies) {
+					is_os[i] = true;
+					got++;
+					continue;
+				}
 				/* The whole die: its job cores all become OS cores. */
 				for (unsigned int j = 0; j < t->ncores; j++)
 					if (jobs[j] && !is_os[j] && t->cores[j].die == c->die) {
 						is_os[j] = true;
 						got++;
 					}
-			} else {
-				is_os[i] = true;
-				got++;
 			}
 		}
 	}
@@ -101,6 +129,39 @@ static void pick_os_cores(const struct lwk_topology *t, const bool *jobs, const 
 			got++;
 		}
 	}
+}
+
+/*
+ * Which cores the OS cores avoid (boot[]): any of their CPUs is in
+ * nohz_full= or isolcpus=, and they are on an App node (a core on a
+ * node outside numa= is Linux's anyway: taking it as an OS core spares
+ * an App core).  Returns the boot-isolated CPUs, empty when none.
+ */
+static struct lwk_cpuset boot_cores(const struct lwk_topology *t, const bool *app_node, bool *boot)
+{
+	struct lwk_cpuset all;
+
+	lwk_topology_boot_isolated(t, &all);
+	for (unsigned int i = 0; i < t->ncores; i++) {
+		struct lwk_cpuset both = t->cores[i].cpus;
+		int n = t->dies[t->cores[i].die].numa;
+
+		lwk_cpuset_and(&both, &all);
+		boot[i] = lwk_cpuset_count(&both) > 0 && n >= 0 && app_node[n];
+	}
+	return all;
+}
+
+/* What boot isolation became: the App CPUs it covers and those it does
+ * not, and the boot-isolated CPUs that stayed Linux's. */
+static void note_boot(const struct lwk_cpuset *boot, struct lwk_plan *p)
+{
+	p->boot_isolated_app = p->app_cpus;
+	lwk_cpuset_and(&p->boot_isolated_app, boot);
+	p->boot_isolated_os = p->os_cpus;
+	lwk_cpuset_and(&p->boot_isolated_os, boot);
+	p->app_cpus_not_boot = lwk_cpuset_count(&p->app_cpus) -
+			       lwk_cpuset_count(&p->boot_isolated_app);
 }
 
 /* The plan's CPUs, cores and App nodes from the job's cores and the OS
@@ -161,9 +222,10 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 		  const struct lwk_opts *o, bool whole_dies, struct lwk_plan *p, char *err,
 		  size_t errlen)
 {
-	bool jobs[t->ncores], is_os[t->ncores], app_node[t->nnuma];
+	bool jobs[t->ncores], is_os[t->ncores], boot[t->ncores], app_node[t->nnuma];
 	unsigned int njob;
 	uint64_t app_per_node[t->nnuma];
+	struct lwk_cpuset boot_cpus;
 
 	memset(p, 0, sizeof(*p));
 	if (!t->ncores || !t->nnuma)
@@ -175,9 +237,11 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 			   (unsigned long long)o->os_cores, njob);
 	if (app_numa_nodes(t, o, jobs, app_node, err, errlen))
 		return -1;
-	pick_os_cores(t, jobs, app_node, (unsigned int)o->os_cores, whole_dies, is_os);
+	boot_cpus = boot_cores(t, app_node, boot);
+	pick_os_cores(t, jobs, boot, app_node, (unsigned int)o->os_cores, whole_dies, is_os);
 	memset(app_per_node, 0, sizeof(app_per_node));
 	fill_cpus(t, jobs, is_os, p, app_per_node);
+	note_boot(&boot_cpus, p);
 	if (!p->app_cores)
 		return ERR("lwk: --lwk: os=%llu%s leaves no App core on the requested NUMA nodes; "
 			   "ask for fewer OS cores (os=)%s",
@@ -222,6 +286,44 @@ int lwk_plan_ikc_map(const struct lwk_topology *t, const struct lwk_plan *p, cha
 		o += (size_t)w;
 	}
 	return 0;
+}
+
+/* snprintf at out + *o, *o kept within len (a cut note stays terminated). */
+static void append(char *out, size_t len, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *out, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*o >= len)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(out + *o, len - *o, fmt, ap);
+	va_end(ap);
+	*o = w < 0 ? len : *o + (size_t)w;
+}
+
+void lwk_plan_boot_note(const struct lwk_plan *p, char *out, size_t len)
+{
+	char list[1024];
+	size_t o = 0;
+
+	if (!len)
+		return;
+	out[0] = '\0';
+	if (lwk_cpuset_count(&p->boot_isolated_app)) {
+		lwk_cpulist_format(&p->boot_isolated_app, list, sizeof(list));
+		append(out, len, &o, ", boot-isolated (nohz_full/isolcpus) App CPUs %s", list);
+		if (p->app_cpus_not_boot)
+			append(out, len, &o, " (%u App CPUs are not)", p->app_cpus_not_boot);
+	}
+	if (lwk_cpuset_count(&p->boot_isolated_os)) {
+		lwk_cpulist_format(&p->boot_isolated_os, list, sizeof(list));
+		append(out, len, &o, ", boot-isolated CPUs %s kept as OS cores: os=, numa= or whole "
+		       "dies needed them", list);
+	}
 }
 
 int lwk_plan_mem_arg(const struct lwk_plan *p, char *out, size_t len)

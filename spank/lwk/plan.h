@@ -15,6 +15,20 @@
  *    next nodes only when it has too few;
  *  - with whole_dies (die-granular partitions), OS cores are rounded up
  *    to whole dies, so the partition is whole dies too;
+ *  - but where the node booted with CPUs set apart (nohz_full=,
+ *    isolcpus=: topology's nohz_full and isolated), OS cores come first
+ *    from the job's cores that are not boot-isolated (a core is when any
+ *    of its CPUs is), by the NUMA rule among those, so that the App
+ *    cores are the boot-isolated ones where possible.  This wins over
+ *    the NUMA preference: the admin chose those CPUs explicitly, and no
+ *    runtime partition does what the boot parameters do (nohz_full=
+ *    stops the tick).  With whole_dies: first dies with no
+ *    boot-isolated job core, then dies with a job core that is not,
+ *    then the rest.  A core on a node outside numa= counts as not
+ *    boot-isolated (Linux keeps it anyway).  Boot-isolated cores become
+ *    OS cores only when os=, whole dies or numa= need them.  Where boot
+ *    isolation does not tell the job's cores apart (none is, or all
+ *    are), the plan is the NUMA rule's alone;
  *  - mem= is split over the App nodes in proportion to their App cores,
  *    each share rounded up to the hugepage size, and must fit in what the
  *    node has free;
@@ -39,6 +53,11 @@ struct lwk_plan {
 	struct lwk_cpuset app_cpus;	/* Linux CPUs of the App cores       */
 	struct lwk_cpuset app_nodes;	/* NUMA node ids of the partition    */
 	unsigned int os_cores, app_cores;
+	/* Boot-time isolation (nohz_full=, isolcpus=) of the job's CPUs:
+	 * the sets are empty when the node has none. */
+	struct lwk_cpuset boot_isolated_app;	/* App CPUs isolated at boot */
+	struct lwk_cpuset boot_isolated_os;	/* ... left to Linux as OS CPUs */
+	unsigned int app_cpus_not_boot;		/* App CPUs that are not     */
 	uint64_t node_mem[LWK_MAX_NUMA]; /* bytes per NUMA node id, App only */
 	unsigned long page_kb;		/* hugepage size, 0 = none           */
 	/* the delegation cgroup */
@@ -61,6 +80,14 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
  */
 int lwk_plan_ikc_map(const struct lwk_topology *t, const struct lwk_plan *p, char *out,
 		     size_t len);
+
+/*
+ * What the plan did with boot-isolated CPUs, for the log line of the
+ * partition: ", boot-isolated (nohz_full/isolcpus) App CPUs 4-7" and/or
+ * ", boot-isolated CPUs 3 kept as OS cores: ...", or "" when the job has
+ * none.  Always NUL-terminated when len > 0.
+ */
+void lwk_plan_boot_note(const struct lwk_plan *p, char *out, size_t len);
 
 /* mcreboot.sh -m: "2048M@0,2048M@1" (MiB per App node). */
 int lwk_plan_mem_arg(const struct lwk_plan *p, char *out, size_t len);

@@ -198,6 +198,113 @@ START_TEST(map_refuses_foreign_cores)
 }
 END_TEST
 
+/*
+ * guest8 with the boot-time lists: each text is written to
+ * devices/system/cpu/nohz_full and .../isolated as is, NULL leaves the
+ * file out (a kernel without CONFIG_NO_HZ_FULL has no nohz_full).
+ */
+static struct lwk_topology *guest8_booted(const char *nohz_full, const char *isolated)
+{
+	const char *dir = getenv("FIXTURES");
+	const char *texts[2] = { nohz_full, isolated }, *files[2] = { "nohz_full", "isolated" };
+	char cmd[2048], root[512], path[600];
+	struct lwk_topology *t;
+
+	snprintf(root, sizeof(root), "%s/guest8-booted", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r %s/guest8 %s", root, dir, root);
+	ck_assert_int_eq(system(cmd), 0);
+	for (int i = 0; i < 2; i++) {
+		FILE *f;
+
+		if (!texts[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/devices/system/cpu/%s", root, files[i]);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(texts[i], f);
+		ck_assert_int_eq(fclose(f), 0);
+	}
+	t = lwk_topology_read(root, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	/* The rest of the node reads as always. */
+	ck_assert_uint_eq(t->ncpus, 8);
+	ck_assert_uint_eq(t->ndies, 4);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+	return t;
+}
+
+START_TEST(boot_isolated_cpus_are_read)
+{
+	struct lwk_topology *t = guest8_booted("4-7\n", "6-7\n");
+	struct lwk_cpuset all;
+
+	assert_list(&t->nohz_full, "4-7");
+	assert_list(&t->isolated, "6-7");
+	lwk_topology_free(t);
+	/* isolcpus= alone; and the two together are one set. */
+	t = guest8_booted(NULL, "1,3\n");
+	ck_assert_uint_eq(lwk_cpuset_count(&t->nohz_full), 0);
+	assert_list(&t->isolated, "1,3");
+	lwk_topology_free(t);
+	t = guest8_booted("2-3\n", "5\n");
+	lwk_topology_boot_isolated(t, &all);
+	assert_list(&all, "2-3,5");
+	lwk_topology_free(t);
+	/* Only online CPUs: a list naming CPUs the node does not have. */
+	t = guest8_booted("6-9\n", "0-63\n");
+	assert_list(&t->nohz_full, "6-7");
+	assert_list(&t->isolated, "0-7");
+	lwk_topology_free(t);
+}
+END_TEST
+
+/* No boot isolation, in each way a kernel says so. */
+START_TEST(no_boot_isolation_reads_empty)
+{
+	const char *none[][2] = {
+		{ NULL, NULL },		/* no CONFIG_NO_HZ_FULL, no isolated file */
+		{ "(null)\n", "\n" },	/* nohz_full= not given, empty isolated */
+		{ "\n", "" },		/* empty line, empty file */
+	};
+
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		struct lwk_topology *t = guest8_booted(none[i][0], none[i][1]);
+		struct lwk_cpuset all;
+
+		lwk_topology_boot_isolated(t, &all);
+		ck_assert_msg(lwk_cpuset_count(&all) == 0, "case %zu: %s", i, cpus_text(&all));
+		lwk_topology_free(t);
+	}
+	/* The fixtures have none. */
+	{
+		struct lwk_topology *t = fixture_load("guest8");
+
+		ck_assert_uint_eq(lwk_cpuset_count(&t->nohz_full), 0);
+		ck_assert_uint_eq(lwk_cpuset_count(&t->isolated), 0);
+		lwk_topology_free(t);
+	}
+}
+END_TEST
+
+/* A list sysfs garbles is none, never a failed read or a wrong CPU. */
+START_TEST(garbled_boot_lists_read_as_none)
+{
+	const char *garbage[] = { "4-x\n", "7-3\n", "99999999\n", "-1\n", "4,,5\n",
+				  "(nul\n", "4-7\n\n", "\xff\xfe", "0-7:0\n" };
+
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		struct lwk_topology *t = guest8_booted(garbage[i], garbage[i]);
+
+		ck_assert_msg(lwk_cpuset_count(&t->nohz_full) == 0, "'%s': nohz_full %s", garbage[i],
+			      cpus_text(&t->nohz_full));
+		ck_assert_msg(lwk_cpuset_count(&t->isolated) == 0, "'%s': isolated %s", garbage[i],
+			      cpus_text(&t->isolated));
+		lwk_topology_free(t);
+	}
+}
+END_TEST
+
 START_TEST(missing_root)
 {
 	ck_assert_ptr_null(lwk_topology_read("/nonexistent-sysfs", err, sizeof(err)));
@@ -231,6 +338,9 @@ Suite *topology_suite(void)
 	tcase_add_test(tc, guest8);
 	tcase_add_test(tc, map_refuses_foreign_cores);
 	tcase_add_test(tc, uneven_sockets_keep_slurm_numbering);
+	tcase_add_test(tc, boot_isolated_cpus_are_read);
+	tcase_add_test(tc, no_boot_isolation_reads_empty);
+	tcase_add_test(tc, garbled_boot_lists_read_as_none);
 	tcase_add_test(tc, missing_root);
 	tcase_add_test(tc, this_machine);
 	suite_add_tcase(s, tc);

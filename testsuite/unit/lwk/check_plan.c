@@ -185,6 +185,220 @@ START_TEST(delegation_quota_is_a_share_of_one_core)
 }
 END_TEST
 
+/* guest8 (NUMA node 0: CPUs 0-3, node 1: 4-7; dies of 2 CPUs) booted
+ * with nohz_full= and isolcpus= lists ("" for none). */
+static struct lwk_topology *guest8_booted(const char *nohz_full, const char *isolated)
+{
+	struct lwk_topology *t = fixture_load("guest8");
+
+	t->nohz_full = cpus_of(nohz_full);
+	t->isolated = cpus_of(isolated);
+	return t;
+}
+
+/* The plan of job on t with --lwk=arg: its OS CPUs, and App ones. */
+static void assert_plan(const struct lwk_topology *t, const char *job_cpus, const char *arg,
+			bool whole_dies, const char *os, const char *app)
+{
+	struct lwk_cpuset job = cpus_of(job_cpus);
+	struct lwk_opts o = opts_of(arg);
+	struct lwk_plan p;
+
+	ck_assert_msg(lwk_plan_make(t, &job, &o, whole_dies, &p, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(!strcmp(cpus_text(&p.os_cpus), os) && !strcmp(cpus_text(&p.app_cpus), app),
+		      "%s%s: OS %s App %s, expected OS %s App %s", arg, whole_dies ? " whole dies" : "",
+		      cpus_text(&p.os_cpus), cpus_text(&p.app_cpus), os, app);
+}
+
+START_TEST(app_cores_come_from_boot_isolated_cpus)
+{
+	struct lwk_topology *t = guest8_booted("4-7", "");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=2");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0-1");
+	assert_set(&p.boot_isolated_app, "4-7");
+	ck_assert_uint_eq(lwk_cpuset_count(&p.boot_isolated_os), 0);
+	ck_assert_uint_eq(p.app_cpus_not_boot, 2);
+	/* More OS cores than CPUs outside nohz_full=: the rest from it. */
+	o = opts_of("os=5");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0-4");
+	assert_set(&p.boot_isolated_app, "5-7");
+	assert_set(&p.boot_isolated_os, "4");
+	ck_assert_uint_eq(p.app_cpus_not_boot, 0);
+	lwk_topology_free(t);
+	/* Spread over both nodes: the CPUs outside it first, node 0 first
+	 * among them. */
+	t = guest8_booted("0,2,4,6", "");
+	assert_plan(t, "0-7", "os=2", false, "1,3", "0,2,4-7");
+	assert_plan(t, "0-7", "os=3", false, "1,3,5", "0,2,4,6-7");
+	lwk_topology_free(t);
+	/* isolcpus= counts as nohz_full= does, and so do both together. */
+	t = guest8_booted("", "0-2");
+	assert_plan(t, "0-7", "os=1", false, "3", "0-2,4-7");
+	lwk_topology_free(t);
+	t = guest8_booted("0-1", "2-4");
+	assert_plan(t, "0-7", "os=2", false, "5-6", "0-4,7");
+	lwk_topology_free(t);
+}
+END_TEST
+
+/* Node 0 holds system memory, but the admin booted its CPUs with
+ * nohz_full=: the OS cores go to node 1. */
+START_TEST(boot_isolation_wins_over_the_numa_preference)
+{
+	struct lwk_topology *t = guest8_booted("0-3", "");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=1");
+	struct lwk_plan p;
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "4");
+	assert_set(&p.app_cpus, "0-3,5-7");
+	assert_set(&p.app_nodes, "0-1");
+	assert_set(&p.boot_isolated_app, "0-3");
+	ck_assert_uint_eq(p.app_cpus_not_boot, 3);
+	/* numa= still decides where the partition is: node 1's cores are
+	 * the App cores, node 0's Linux's, nohz_full= or not; the OS core
+	 * is one of node 0's, which Linux keeps anyway. */
+	o = opts_of("os=1,numa=1");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	assert_set(&p.os_cpus, "0-3");
+	assert_set(&p.app_cpus, "4-7");
+	assert_set(&p.boot_isolated_os, "0-3");
+	ck_assert_uint_eq(lwk_cpuset_count(&p.boot_isolated_app), 0);
+	lwk_topology_free(t);
+}
+END_TEST
+
+START_TEST(whole_dies_with_boot_isolation)
+{
+	struct lwk_topology *t = guest8_booted("0-1,4-7", "");
+
+	/* The one die outside nohz_full=. */
+	assert_plan(t, "0-7", "os=1", true, "2-3", "0-1,4-7");
+	lwk_topology_free(t);
+	/* A die with no boot-isolated CPU beats a lower one with some. */
+	t = guest8_booted("1,4-7", "");
+	assert_plan(t, "0-7", "os=1", true, "2-3", "0-1,4-7");
+	assert_plan(t, "0-7", "os=3", true, "0-3", "4-7");
+	lwk_topology_free(t);
+	/* No die is free of it: a die with a CPU outside it, rounded up. */
+	t = guest8_booted("0-1,3-7", "");
+	assert_plan(t, "0-7", "os=1", true, "2-3", "0-1,4-7");
+	lwk_topology_free(t);
+	t = guest8_booted("1,3,5,7", "");
+	assert_plan(t, "0-7", "os=1", true, "0-1", "2-7");
+	lwk_topology_free(t);
+	/* All of the node: whole dies from node 0 up, as without it. */
+	t = guest8_booted("0-7", "");
+	assert_plan(t, "0-7", "os=1", true, "0-1", "2-7");
+	lwk_topology_free(t);
+}
+END_TEST
+
+/* Boot isolation that does not tell the job's cores apart (none, all of
+ * them, none of them) leaves the plan as the NUMA rule alone makes it;
+ * where it does, OS cores take boot-isolated cores only when the others
+ * run out (no whole dies, no numa=). */
+START_TEST(boot_isolation_changes_only_the_order)
+{
+	srand(17);
+	for (const char *const *m = machines; *m; m++) {
+		struct lwk_topology *t = fixture_load(*m);
+
+		for (int round = 0; round < 100; round++) {
+			struct lwk_cpuset job, outside, boot;
+			struct lwk_plan plain, booted;
+			struct lwk_opts o;
+			char arg[32];
+			bool whole = rand() % 2;
+			unsigned int free_cores = 0, boot_os_cores = 0;
+
+			lwk_cpuset_zero(&job);
+			lwk_cpuset_zero(&outside);
+			lwk_cpuset_zero(&boot);
+			for (unsigned int i = 0; i < t->ncores; i++) {
+				int pick = rand() % 3;
+
+				lwk_cpuset_or(pick ? &job : &outside, &t->cores[i].cpus);
+				if (pick == 2)
+					lwk_cpuset_or(&boot, &t->cores[i].cpus);
+				free_cores += pick == 1;
+			}
+			snprintf(arg, sizeof(arg), "os=%u", 1 + (unsigned)rand() % 4);
+			o = opts_of(arg);
+			lwk_cpuset_zero(&t->nohz_full);
+			lwk_cpuset_zero(&t->isolated);
+			if (lwk_plan_make(t, &job, &o, whole, &plain, err, sizeof(err)))
+				continue;
+			for (int how = 0; how < 2; how++) {
+				/* Outside the job, then all the node. */
+				t->nohz_full = outside;
+				if (how) {
+					lwk_cpuset_or(&t->nohz_full, &job);
+					t->isolated = job;
+				}
+				ck_assert_int_eq(lwk_plan_make(t, &job, &o, whole, &booted, err,
+							       sizeof(err)), 0);
+				ck_assert_msg(lwk_cpuset_equal(&plain.os_cpus, &booted.os_cpus) &&
+						      lwk_cpuset_equal(&plain.app_cpus, &booted.app_cpus),
+					      "%s %s: boot isolation %d moved cores", *m, arg, how);
+			}
+			if (whole)
+				continue;
+			t->nohz_full = boot;
+			lwk_cpuset_zero(&t->isolated);
+			ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &booted, err, sizeof(err)), 0);
+			ck_assert_uint_eq(booted.os_cores, o.os_cores);
+			for (unsigned int i = 0; i < t->ncores; i++) {
+				struct lwk_cpuset c = t->cores[i].cpus;
+
+				lwk_cpuset_and(&c, &booted.boot_isolated_os);
+				boot_os_cores += lwk_cpuset_count(&c) > 0;
+			}
+			ck_assert_msg(boot_os_cores == (o.os_cores > free_cores ? o.os_cores - free_cores : 0),
+				      "%s %s: %u boot-isolated OS cores, %u cores outside nohz_full", *m,
+				      arg, boot_os_cores, free_cores);
+			ck_assert_uint_eq(booted.app_cpus_not_boot + lwk_cpuset_count(&booted.boot_isolated_app),
+					  lwk_cpuset_count(&booted.app_cpus));
+		}
+		lwk_topology_free(t);
+	}
+}
+END_TEST
+
+START_TEST(boot_note_says_what_became_of_boot_cpus)
+{
+	struct lwk_topology *t = guest8_booted("", "");
+	struct lwk_cpuset job = cpus_of("0-7");
+	struct lwk_opts o = opts_of("os=5");
+	struct lwk_plan p;
+	char note[512];
+
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	lwk_plan_boot_note(&p, note, sizeof(note));
+	ck_assert_str_eq(note, "");
+	lwk_topology_free(t);
+	t = guest8_booted("4-7", "");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	lwk_plan_boot_note(&p, note, sizeof(note));
+	ck_assert_str_eq(note, ", boot-isolated (nohz_full/isolcpus) App CPUs 5-7, boot-isolated "
+			       "CPUs 4 kept as OS cores: os=, numa= or whole dies needed them");
+	o = opts_of("os=1");
+	ck_assert_int_eq(lwk_plan_make(t, &job, &o, false, &p, err, sizeof(err)), 0);
+	lwk_plan_boot_note(&p, note, sizeof(note));
+	ck_assert_str_eq(note, ", boot-isolated (nohz_full/isolcpus) App CPUs 4-7 (3 App CPUs are not)");
+	/* Cut short, still a string. */
+	lwk_plan_boot_note(&p, note, 10);
+	ck_assert_str_eq(note, ", boot-is");
+	lwk_topology_free(t);
+}
+END_TEST
+
 /* Over every fixture and many allocations: never a CPU outside the job,
  * OS and App disjoint, whole cores, App memory only on App nodes. */
 START_TEST(never_outside_the_allocation_on_any_machine)
@@ -246,6 +460,11 @@ Suite *lwk_plan_suite(void)
 	tcase_add_test(tc, memory_follows_the_app_cores_in_whole_hugepages);
 	tcase_add_test(tc, hyperthreads_stay_with_their_core);
 	tcase_add_test(tc, delegation_quota_is_a_share_of_one_core);
+	tcase_add_test(tc, app_cores_come_from_boot_isolated_cpus);
+	tcase_add_test(tc, boot_isolation_wins_over_the_numa_preference);
+	tcase_add_test(tc, whole_dies_with_boot_isolation);
+	tcase_add_test(tc, boot_isolation_changes_only_the_order);
+	tcase_add_test(tc, boot_note_says_what_became_of_boot_cpus);
 	tcase_add_test(tc, never_outside_the_allocation_on_any_machine);
 	suite_add_tcase(s, tc);
 	return s;
