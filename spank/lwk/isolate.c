@@ -239,6 +239,35 @@ static int record(const struct lwk_node_roots *r, uint32_t job, const char *key,
 	return lwk_part_read_state(r, job, state, STATE_MAX);
 }
 
+/*
+ * Other steps of the job on the App cores: with one still running, this
+ * step shares them as a plain cpuset (1, why says so) or, under
+ * lwk_isolate=partition, is refused (1, err; why empty).  Every other
+ * step's partition goes back to a plain cpuset either way: its tasks
+ * are gone (a step ending) or they share the App cores with this one.
+ * 0: this step may take the partition.
+ */
+static int share_with_others(const struct lwk_node_roots *r, const char *state, const char *path,
+			     int mode, char *why, size_t whylen, char *err, size_t errlen)
+{
+	char other[800], log[1024];
+	bool busy = other_running(r->cgroup_root, state, path, other, sizeof(other));
+
+	if (busy && mode == LWK_ISOLATE_PARTITION) {
+		(void)ERR("lwk: --lwk: another step of the job (%s) runs on the App cores on %s; an "
+		    "isolated partition holds one step's tasks, and with lwk_isolate=partition the "
+		    "job's steps run on the App cores one at a time", other, r->node);
+		return 1;
+	}
+	log[0] = '\0';
+	undo_some(r->cgroup_root, state, not_ours, path, log, sizeof(log), NULL);
+	if (!busy)
+		return 0;
+	snprintf(why, whylen, "another step of the job (%s) runs on the App cores at the same time: "
+		 "a partition holds one step's tasks, so theirs is a plain cpuset too", other);
+	return 1;
+}
+
 /* Every level of path below the root, top down, each made to hold the
  * App CPUs exclusively (recorded first), then path an isolated
  * partition.  0, or -1 with the kernel's words in why. */
@@ -302,7 +331,7 @@ int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, c
 		     int mode, char *kind, size_t kindlen, char *why, size_t whylen, char *err,
 		     size_t errlen)
 {
-	char app[4096], holder[800], what[1000], log[1024];
+	char app[4096], what[1000], log[1024];
 	char *state = NULL;
 	int fd, rc = -1;
 
@@ -340,24 +369,8 @@ int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, c
 	/* Every App cgroup is recorded: a later step sees this one. */
 	if (record(r, p->job, "appcg", path, state, err, errlen))
 		goto out;
-	if (other_running(r->cgroup_root, state, path, holder, sizeof(holder))) {
-		if (mode == LWK_ISOLATE_PARTITION) {
-			(void)ERR("lwk: --lwk: another step of the job (%s) runs on the App cores on %s; "
-				  "an isolated partition holds one step's tasks, and with "
-				  "lwk_isolate=partition the job's steps run on the App cores one at "
-				  "a time", holder, r->node);
-			goto out;
-		}
-		snprintf(why, whylen, "another step of the job (%s) runs on the App cores at the same "
-			 "time: a partition holds one step's tasks, so theirs is a plain cpuset too",
-			 holder);
-	}
-	/* Other steps' partitions back to plain cpusets: their tasks are
-	 * gone (a step ending), or they share the App cores with this one. */
-	log[0] = '\0';
-	undo_some(r->cgroup_root, state, not_ours, path, log, sizeof(log), NULL);
-	if (why[0]) {
-		rc = 0;
+	if (share_with_others(r, state, path, mode, why, whylen, err, errlen)) {
+		rc = why[0] ? 0 : -1;
 		goto out;
 	}
 	if (lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, ours, state, what, sizeof(what))) {
