@@ -4,15 +4,9 @@
  * the kernel can (node/xpart.h), for the step whose tasks run there;
  * its undoing.  See lwk/part.h, lwk_part_isolate.
  *
- * State lines, each written before what it records:
- *   xcpus <path> <old>   cpuset.cpus.exclusive of an ancestor (or the
- *                        App cgroup) about to get the App CPUs added;
- *                        <old> its value before ("-" for none)
- *   xpart <path>         the App cgroup about to become "isolated"
- *   appcg <path>         a step's App cgroup (each step's, partition or
- *                        not: a later step sees whether it still runs)
- * The undoing puts every xpart back to "member", then every xcpus, the
- * deepest first, to its old value, where the cgroup is still there.
+ * Each write is recorded first in the job's state (lwk/xlines.c says
+ * the lines and their undoing), and only what was added is taken out
+ * again: what a level held before stays.
  *
  * One partition holds one cgroup's tasks, and Slurm gives each step a
  * cgroup of its own: the App cores are the partition of one step at a
@@ -35,28 +29,13 @@
 #include "node/procfs.h"
 #include "node/xpart.h"
 
-/* Does the state hold "<key> <path> " or "<key> <path>\n" (or at its end)? */
-static bool recorded(const char *state, const char *key, const char *path)
-{
-	size_t kl = strlen(key), pl = strlen(path);
-
-	for (const char *line = state; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-
-		if (n >= kl + 1 + pl && !strncmp(line, key, kl) && line[kl] == ' ' &&
-		    !strncmp(line + kl + 1, path, pl) &&
-		    (n == kl + 1 + pl || line[kl + 1 + pl] == ' '))
-			return true;
-		line += n + (nl ? 1 : 0);
-	}
-	return false;
-}
-
-static bool ours(const char *path, void *state)
-{
-	return recorded(state, "xcpus", path) || recorded(state, "xpart", path);
-}
+/* What the holder scan leaves out: the levels this job wrote (its
+ * state's lines) and the App cgroup's own ancestors, which must hold
+ * the App CPUs for the partition anyway. */
+struct ours_ctx {
+	const char *state;
+	const char *path;
+};
 
 /* Is a the path b or one of its ancestors? */
 static bool at_or_above(const char *a, const char *b)
@@ -64,6 +43,14 @@ static bool at_or_above(const char *a, const char *b)
 	size_t n = strlen(a);
 
 	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/');
+}
+
+static bool ours(const char *path, void *arg)
+{
+	const struct ours_ctx *o = arg;
+
+	return at_or_above(path, o->path) || lwk_xrecorded(o->state, "xcpus", path) ||
+	       lwk_xrecorded(o->state, "xpart", path);
 }
 
 static const char *isolation_of_dir(const char *cgroup_root, const char *path)
@@ -78,137 +65,14 @@ static const char *isolation_of_dir(const char *cgroup_root, const char *path)
 	return "cpuset";
 }
 
-/* The state's lines of key, as (path, rest) pairs. */
-struct xline {
-	char path[800];
-	char old[4096];
-};
-
-static int lines_of(const char *state, const char *key, struct xline *out, int max)
-{
-	int n = 0;
-	size_t kl = strlen(key);
-
-	for (const char *line = state; *line && n < max;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char l[4900], *p, *sp;
-
-		if (len > kl + 1 && len < sizeof(l) && !strncmp(line, key, kl) && line[kl] == ' ') {
-			memcpy(l, line + kl + 1, len - kl - 1);
-			l[len - kl - 1] = '\0';
-			p = l;
-			sp = strchr(p, ' ');
-			if (sp)
-				*sp = '\0';
-			if (p[0] == '/' && !strstr(p, "/..") && strlen(p) < sizeof(out[n].path)) {
-				snprintf(out[n].path, sizeof(out[n].path), "%s", p);
-				snprintf(out[n].old, sizeof(out[n].old), "%s",
-					 sp && strcmp(sp + 1, "-") ? sp + 1 : "");
-				n++;
-			}
-		}
-		line += len + (nl ? 1 : 0);
-	}
-	return n;
-}
-
-#define XMAX 64
-
-/*
- * Undo the state's partitions and exclusive CPUs whose path keep() says
- * (all with keep NULL): xpart back to member, then xcpus deepest (last
- * written) first.  What failed goes to log and, with k, stays recorded.
- * Returns how many writes failed.
- */
-static int undo_some(const char *root, const char *state, bool (*keep)(const char *, const void *),
-		     const void *arg, char *log, size_t loglen, struct lwk_part_remains *k)
-{
-	struct xline *x = malloc(sizeof(*x) * XMAX);
-	int n, failed = 0;
-	char dir[1100], err[512];
-
-	if (!x)
-		return 1;
-	n = lines_of(state, "xpart", x, XMAX);
-	for (int i = n - 1; i >= 0; i--) {
-		if (keep && !keep(x[i].path, arg))
-			continue;
-		snprintf(dir, sizeof(dir), "%s%s", root, x[i].path);
-		if (access(dir, F_OK))
-			continue; /* Slurm removed it: the kernel freed its CPUs */
-		if (lwk_cgroup_write_knob(dir, "cpuset.cpus.partition", "member", err, sizeof(err))) {
-			failed++;
-			lwk_log_append(log, loglen, "%s", err);
-			if (k)
-				lwk_part_keep(k, true, "xpart %s\n", x[i].path);
-		}
-	}
-	n = lines_of(state, "xcpus", x, XMAX);
-	for (int i = n - 1; i >= 0; i--) {
-		if (keep && !keep(x[i].path, arg))
-			continue;
-		snprintf(dir, sizeof(dir), "%s%s", root, x[i].path);
-		if (access(dir, F_OK))
-			continue;
-		if (lwk_cgroup_write_knob(dir, "cpuset.cpus.exclusive", x[i].old[0] ? x[i].old : "\n",
-					  err, sizeof(err))) {
-			failed++;
-			lwk_log_append(log, loglen, "%s", err);
-			if (k)
-				lwk_part_keep(k, true, "xcpus %s %s\n", x[i].path,
-					      x[i].old[0] ? x[i].old : "-");
-		}
-	}
-	free(x);
-	return failed;
-}
-
-void lwk_part_unisolate(const struct lwk_node_roots *r, const char *state, bool kill, char *log,
-			size_t loglen, struct lwk_part_remains *k)
-{
-	int failed;
-
-	if (!strstr(state, "xcpus ") && !strstr(state, "xpart "))
-		return;
-	if (!kill) {
-		/* A setup redone while the job runs: its partition stays, the
-		 * lines with it for the job's final teardown. */
-		struct xline *x = malloc(sizeof(*x) * XMAX);
-		int n;
-
-		if (!x) {
-			k->failed++;
-			return;
-		}
-		n = lines_of(state, "xcpus", x, XMAX);
-		for (int i = 0; i < n; i++)
-			lwk_part_keep(k, false, "xcpus %s %s\n", x[i].path, x[i].old[0] ? x[i].old : "-");
-		n = lines_of(state, "xpart", x, XMAX);
-		for (int i = 0; i < n; i++)
-			lwk_part_keep(k, false, "xpart %s\n", x[i].path);
-		n = lines_of(state, "appcg", x, XMAX);
-		for (int i = 0; i < n; i++)
-			lwk_part_keep(k, false, "appcg %s\n", x[i].path);
-		free(x);
-		return;
-	}
-	failed = undo_some(r->cgroup_root, state, NULL, NULL, log, loglen, k);
-	lwk_log_append(log, loglen, "%s the exclusive CPUs and isolated partitions of the App cores",
-		       failed ? "could not give back all" : "gave back");
-}
-
 /* Another App cgroup of the job ("appcg" lines) whose tasks still run:
  * its path in other, 1; else 0. */
 static int other_running(const char *root, const char *state, const char *path, char *other,
 			 size_t len)
 {
-	struct xline *x = malloc(sizeof(*x) * XMAX);
-	int n, found = 0;
+	struct lwk_xline *x;
+	int n = lwk_xlines(state, "appcg", &x), found = 0;
 
-	if (!x)
-		return 0;
-	n = lines_of(state, "appcg", x, XMAX);
 	for (int i = 0; i < n && !found; i++) {
 		if (strcmp(x[i].path, path) && lwk_xpart_populated(root, x[i].path)) {
 			snprintf(other, len, "%s", x[i].path);
@@ -219,10 +83,22 @@ static int other_running(const char *root, const char *state, const char *path, 
 	return found;
 }
 
-/* Every path but the one given: the partitions of other steps. */
+/* Every path but the one given and its ancestors: the levels of other
+ * steps. */
 static bool not_ours(const char *level, const void *path)
 {
 	return !at_or_above(level, path);
+}
+
+/* What an undo could not do, added to why for the log. */
+static void undo_into(const char *root, const char *state,
+		      bool (*keep)(const char *, const void *), const char *path, char *why,
+		      size_t whylen)
+{
+	char log[1024] = "";
+
+	if (lwk_xundo(root, state, keep, path, log, sizeof(log), NULL) && strlen(why) + 3 < whylen)
+		snprintf(why + strlen(why), whylen - strlen(why), "; %s", log);
 }
 
 /* Record "<key> <path>" once, and read the state again. */
@@ -231,7 +107,7 @@ static int record(const struct lwk_node_roots *r, uint32_t job, const char *key,
 {
 	char line[900];
 
-	if (recorded(state, key, path))
+	if (lwk_xrecorded(state, key, path))
 		return 0;
 	snprintf(line, sizeof(line), "%s %s\n", key, path);
 	if (lwk_part_append_state(r, job, line, why, whylen))
@@ -250,7 +126,7 @@ static int record(const struct lwk_node_roots *r, uint32_t job, const char *key,
 static int share_with_others(const struct lwk_node_roots *r, const char *state, const char *path,
 			     int mode, char *why, size_t whylen, char *err, size_t errlen)
 {
-	char other[800], log[1024];
+	char other[800];
 	bool busy = other_running(r->cgroup_root, state, path, other, sizeof(other));
 
 	if (busy && mode == LWK_ISOLATE_PARTITION) {
@@ -259,23 +135,22 @@ static int share_with_others(const struct lwk_node_roots *r, const char *state, 
 		    "job's steps run on the App cores one at a time", other, r->node);
 		return 1;
 	}
-	log[0] = '\0';
-	undo_some(r->cgroup_root, state, not_ours, path, log, sizeof(log), NULL);
-	if (!busy)
-		return 0;
-	snprintf(why, whylen, "another step of the job (%s) runs on the App cores at the same time: "
-		 "a partition holds one step's tasks, so theirs is a plain cpuset too", other);
-	return 1;
+	if (busy)
+		snprintf(why, whylen, "another step of the job (%s) runs on the App cores at the same "
+			 "time: a partition holds one step's tasks, so theirs is a plain cpuset too",
+			 other);
+	undo_into(r->cgroup_root, state, not_ours, path, why, whylen);
+	return busy;
 }
 
 /* Every level of path below the root, top down, each made to hold the
  * App CPUs exclusively (recorded first), then path an isolated
  * partition.  0, or -1 with the kernel's words in why. */
 static int make_partition(const struct lwk_node_roots *r, uint32_t job, const char *path,
-			  const struct lwk_cpuset *app_cpus, char **state, char *why, size_t whylen)
+			  const struct lwk_cpuset *app_cpus, char *state, char *why, size_t whylen)
 {
-	char level[800], dir[1100], cur[4096], list[4096], line[5000];
-	struct lwk_cpuset have, want;
+	char level[800], dir[1100], cur[16384], list[16384], line[17400];
+	struct lwk_cpuset have, add;
 	size_t n = strlen(path);
 
 	for (size_t at = 1; at <= n; at++) {
@@ -285,27 +160,30 @@ static int make_partition(const struct lwk_node_roots *r, uint32_t job, const ch
 		snprintf(dir, sizeof(dir), "%s%s", r->cgroup_root, level);
 		if (lwk_cgroup_read_knob(dir, "cpuset.cpus.exclusive", cur, sizeof(cur), why, whylen))
 			return -1;
-		/* What the level held stays: a partition of the site's below
-		 * it may need it. */
 		if (lwk_cpulist_parse(cur, LWK_MAX_CPUS, &have)) {
 			snprintf(why, whylen, "%s/cpuset.cpus.exclusive reads '%.100s'", level, cur);
 			return -1;
 		}
-		want = have;
-		lwk_cpuset_or(&want, app_cpus);
-		if (lwk_cpuset_equal(&want, &have))
+		/* Only the App CPUs the level lacks are added (and recorded,
+		 * to be taken out again): what it held stays. */
+		add = *app_cpus;
+		for (int c = lwk_cpuset_first(&have); c >= 0; c = lwk_cpuset_next(&have, c))
+			add.bits[c / 64] &= ~(UINT64_C(1) << (c % 64));
+		if (!lwk_cpuset_count(&add))
 			continue;
-		lwk_cpulist_format(&want, list, sizeof(list));
-		if (!recorded(*state, "xcpus", level)) {
-			snprintf(line, sizeof(line), "xcpus %s %s\n", level, cur[0] ? cur : "-");
-			if (lwk_part_append_state(r, job, line, why, whylen) ||
-			    lwk_part_read_state(r, job, *state, STATE_MAX))
-				return -1;
+		lwk_cpuset_or(&have, &add);
+		if (lwk_cpulist_format(&have, list, sizeof(list)) >= sizeof(list) ||
+		    lwk_cpulist_format(&add, cur, sizeof(cur)) >= sizeof(cur)) {
+			snprintf(why, whylen, "%s: the CPU list is too long", level);
+			return -1;
 		}
-		if (lwk_cgroup_write_knob(dir, "cpuset.cpus.exclusive", list, why, whylen))
+		snprintf(line, sizeof(line), "xcpus %s %s\n", level, cur);
+		if (lwk_part_append_state(r, job, line, why, whylen) ||
+		    lwk_part_read_state(r, job, state, STATE_MAX) ||
+		    lwk_cgroup_write_knob(dir, "cpuset.cpus.exclusive", list, why, whylen))
 			return -1;
 	}
-	if (record(r, job, "xpart", path, *state, why, whylen))
+	if (record(r, job, "xpart", path, state, why, whylen))
 		return -1;
 	snprintf(dir, sizeof(dir), "%s%s", r->cgroup_root, path);
 	if (lwk_cgroup_write_knob(dir, "cpuset.cpus.partition", "isolated", why, whylen) ||
@@ -314,7 +192,7 @@ static int make_partition(const struct lwk_node_roots *r, uint32_t job, const ch
 	/* The kernel takes the write and says "isolated invalid (...)"
 	 * when it cannot make the partition. */
 	if (strcmp(cur, "isolated")) {
-		snprintf(why, whylen, "the kernel left %s '%s'", path, cur);
+		snprintf(why, whylen, "the kernel left %s '%.300s'", path, cur);
 		return -1;
 	}
 	return 0;
@@ -327,13 +205,34 @@ static bool this_path(const char *level, const void *path)
 	return at_or_above(level, path);
 }
 
+/* The partition of path, made (0: kind "partition") or not: the kernel
+ * refused (auto: a plain cpuset, why says so, and the step's later
+ * tasks do not ask again; partition: -1 with err). */
+static int try_partition(const struct lwk_node_roots *r, const struct lwk_part *p,
+			 const char *path, int mode, char *state, char *kind, size_t kindlen,
+			 char *why, size_t whylen, char *err, size_t errlen)
+{
+	if (make_partition(r, p->job, path, &p->plan.app_cpus, state, why, whylen) == 0) {
+		snprintf(kind, kindlen, "partition");
+		return 0;
+	}
+	/* What this step wrote, undone; the kernel's words stay in why. */
+	undo_into(r->cgroup_root, state, this_path, path, why, whylen);
+	if (mode == LWK_ISOLATE_PARTITION)
+		return ERR("lwk: --lwk: the site asks for an isolated partition "
+			   "(lwk_isolate=partition), but on %s the kernel refused it: %s", r->node, why);
+	record(r, p->job, "xfail", path, state, err, errlen);
+	return 0;
+}
+
 int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, const char *path,
 		     int mode, char *kind, size_t kindlen, char *why, size_t whylen, char *err,
 		     size_t errlen)
 {
-	char app[4096], what[1000], log[1024];
+	char app[4096], what[1000];
+	struct ours_ctx o = { NULL, path };
 	char *state = NULL;
-	int fd, rc = -1;
+	int fd, rc = -1, held;
 
 	snprintf(kind, kindlen, "cpuset");
 	why[0] = '\0';
@@ -353,45 +252,51 @@ int lwk_part_isolate(const struct lwk_node_roots *r, const struct lwk_part *p, c
 	lwk_cpulist_format(&p->plan.app_cpus, app, sizeof(app));
 	fd = lwk_part_lock_job(r, p->job, false, err, errlen);
 	if (fd < 0)
-		return -1;
+		return ERR("lwk: --lwk: job %" PRIu32 " has no --lwk state on %s", p->job, r->node);
 	state = malloc(STATE_MAX);
 	if (!state || lwk_part_read_state(r, p->job, state, STATE_MAX)) {
 		(void)ERR("lwk: --lwk: cannot read the state of job %" PRIu32, p->job);
 		goto out;
 	}
-	if (recorded(state, "xpart", path) &&
+	o.state = state;
+	rc = 0;
+	if (lwk_xrecorded(state, "xpart", path) &&
 	    !strcmp(isolation_of_dir(r->cgroup_root, path), "partition")) {
 		/* An earlier task of the step made it. */
 		snprintf(kind, kindlen, "partition");
-		rc = 0;
 		goto out;
 	}
-	/* Every App cgroup is recorded: a later step sees this one. */
-	if (record(r, p->job, "appcg", path, state, err, errlen))
+	if (lwk_xrecorded(state, "xfail", path)) {
+		snprintf(why, whylen, "the kernel refused the step's first task a partition");
+		goto out;
+	}
+	/* A new step: the lines of the steps gone are dropped (the state
+	 * stays the size of what runs), then this one is recorded. */
+	rc = -1;
+	if (!lwk_xrecorded(state, "appcg", path) &&
+	    (lwk_xcompact(r, p->job, state) < 0 || record(r, p->job, "appcg", path, state, err, errlen)))
 		goto out;
 	if (share_with_others(r, state, path, mode, why, whylen, err, errlen)) {
 		rc = why[0] ? 0 : -1;
 		goto out;
 	}
-	if (lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, ours, state, what, sizeof(what))) {
-		(void)ERR("lwk: --lwk: %s holds App CPUs %s of the job exclusively on %s; nothing was "
-		    "changed", what, app, r->node);
+	held = lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, ours, &o, what, sizeof(what));
+	if (held > 0) {
+		(void)ERR("lwk: --lwk: %s holds App CPUs %s of the job exclusively on %s; the App "
+			  "cores cannot be the job's", what, app, r->node);
 		goto out;
 	}
-	if (make_partition(r, p->job, path, &p->plan.app_cpus, &state, why, whylen) == 0) {
-		snprintf(kind, kindlen, "partition");
+	if (held < 0 && mode == LWK_ISOLATE_PARTITION) {
+		(void)ERR("lwk: --lwk: the site asks for an isolated partition (lwk_isolate=partition), "
+			  "but on %s %s", r->node, what);
+		goto out;
+	}
+	if (held < 0) {
+		snprintf(why, whylen, "%s", what);
 		rc = 0;
 		goto out;
 	}
-	/* Undo this step's writes; the kernel's words stay in why. */
-	log[0] = '\0';
-	undo_some(r->cgroup_root, state, this_path, path, log, sizeof(log), NULL);
-	if (mode == LWK_ISOLATE_PARTITION) {
-		(void)ERR("lwk: --lwk: the site asks for an isolated partition (lwk_isolate=partition), "
-		    "but on %s the kernel refused it: %s", r->node, why);
-		goto out;
-	}
-	rc = 0;
+	rc = try_partition(r, p, path, mode, state, kind, kindlen, why, whylen, err, errlen);
 out:
 	free(state);
 	close(fd);
@@ -435,6 +340,7 @@ int lwk_part_isolation_judge(const struct lwk_node_roots *r, const struct lwk_pa
 			     const char *job, const char *app, int mode, char *err, size_t errlen)
 {
 	char why[512], what[1000], other[900];
+	int held;
 
 	if (mode == LWK_ISOLATE_CPUSET)
 		return 0;
@@ -443,10 +349,14 @@ int lwk_part_isolation_judge(const struct lwk_node_roots *r, const struct lwk_pa
 			       ? ERR("lwk: --lwk: the site asks for an isolated partition "
 				     "(lwk_isolate=partition), but on %s %s", r->node, why)
 			       : 0;
-	if (lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, of_job, (void *)job, what,
-			     sizeof(what)) > 0)
+	held = lwk_xpart_holder(r->cgroup_root, &p->plan.app_cpus, of_job, (void *)job, what,
+				sizeof(what));
+	if (held > 0)
 		return ERR("lwk: --lwk: %s holds App CPUs of the job exclusively on %s; the App "
 			   "cores cannot be the job's", what, r->node);
+	if (held < 0 && mode == LWK_ISOLATE_PARTITION)
+		return ERR("lwk: --lwk: the site asks for an isolated partition "
+			   "(lwk_isolate=partition), but on %s %s", r->node, what);
 	if (mode == LWK_ISOLATE_PARTITION &&
 	    other_step_running(r->cgroup_root, job, app, other, sizeof(other)))
 		return ERR("lwk: --lwk: another step of the job (%s) runs on %s; an isolated "

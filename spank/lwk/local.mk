@@ -14,4 +14,5 @@ spank_liblwkcore_la_SOURCES += \
 	spank/lwk/record.c \
 	spank/lwk/setup.c \
 	spank/lwk/state.c \
-	spank/lwk/teardown.c
+	spank/lwk/teardown.c \
+	spank/lwk/xlines.c

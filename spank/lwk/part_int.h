@@ -12,8 +12,9 @@
  *   teardown.c   undo what a state records; the teardown; the sweep;
  *   owner.c      whose node: does another job use it;
  *   setup.c      the setup (backend linux or mckernel);
- *   isolate.c    the App cores an isolated partition, and its undoing
- *                (called by place.c, undone by teardown.c);
+ *   xlines.c     the isolated partition's state lines, their undoing;
+ *   isolate.c    the App cores an isolated partition (called by
+ *                place.c, undone by teardown.c through xlines.c);
  *   place.c      placement of the tasks.
  * Below them all: plan.c (the plan, pure) and mckernel.c (IHK's tools).
  */
@@ -103,16 +104,36 @@ bool lwk_part_is_job_cgroup(const char *path, uint32_t job);
 void lwk_part_uncharge(const struct lwk_node_roots *r, uint32_t job, const char *line,
 		       size_t len, char *log, size_t loglen);
 
-/* ---- isolate.c ---- */
+/* ---- xlines.c: the isolated partition's state lines ---- */
 
+/* One "<key> <path>[ <cpus>]" line ("-" or nothing: cpus ""). */
+struct lwk_xline {
+	char path[800];
+	char list[16384];
+};
+
+/* Is there a whole line "<key> <path>" (with or without a value)? */
+bool lwk_xrecorded(const char *state, const char *key, const char *path);
+/* The whole lines of key, in order, in *out (malloc'd, free it): how
+ * many, or -1 out of memory. */
+int lwk_xlines(const char *state, const char *key, struct lwk_xline **out);
 /*
- * Undo the state's "xpart" and "xcpus" lines (the App cores' isolated
- * partition and the exclusive CPUs above it); with kill false (a setup
- * redone while the job runs) keep them in k instead.  What fails stays
- * in k.
+ * Undo the lines whose path keep() says (every line with keep NULL):
+ * each xpart back to member, then each xcpus line's CPUs taken out of
+ * its level, the last written first, where the cgroup is still there.
+ * What fails goes to log and, with k, stays recorded.  How many failed.
+ */
+int lwk_xundo(const char *root, const char *state, bool (*keep)(const char *, const void *),
+	      const void *arg, char *log, size_t loglen, struct lwk_part_remains *k);
+/*
+ * Undo the state's xpart and xcpus lines (lwk_xundo); with kill false
+ * (a setup redone while the job runs) keep every line in k instead.
  */
 void lwk_part_unisolate(const struct lwk_node_roots *r, const char *state, bool kill, char *log,
 			size_t loglen, struct lwk_part_remains *k);
+/* The lines of cgroups that are gone dropped from the job's state (and
+ * from state, its text): how many, or -1.  Under the job's lock. */
+int lwk_xcompact(const struct lwk_node_roots *r, uint32_t job, char *state);
 
 /* ---- teardown.c ---- */
 

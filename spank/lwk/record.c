@@ -23,10 +23,8 @@
  *   huge 0 150 150          (node, pages wanted, pages added)
  *   cgroup /slurm-lwk/node1/job_42/app   (made by the plugin)
  *   ready
- *   xcpus /system.slice 4-7 (cpuset.cpus.exclusive set, its old value;
- *                            "-" none: lwk/isolate.c)
- *   xpart /system.slice/.../step_0/user  (made an isolated partition)
- *   appcg /system.slice/.../step_0/user  (a step's App cgroup)
+ *   xcpus /system.slice 4-7 (App CPUs added to cpuset.cpus.exclusive)
+ *   xpart, appcg, xfail <path> (the isolated partition: lwk/xlines.c)
  */
 
 static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
@@ -157,9 +155,9 @@ static int parse_done_fact(const char *l, const char *key, const char *v, unsign
 		p->huge_wanted[node] = (long)b;
 	} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
 		   strcmp(key, "memcharge") && strcmp(key, "xcpus") && strcmp(key, "xpart") &&
-		   strcmp(key, "appcg")) {
-		/* irq, cgroup, jobcg, memcharge, xcpus, xpart and appcg
-		 * lines are the teardown's. */
+		   strcmp(key, "appcg") && strcmp(key, "xfail")) {
+		/* irq, cgroup, jobcg, memcharge and the isolated
+		 * partition's lines (lwk/xlines.c) are the teardown's. */
 		return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 	}
 	return 0;

@@ -13,7 +13,7 @@
 #include "node/cgroup.h"
 
 #define WALK_DEPTH 16
-#define WALK_MAX 65536
+#define WALK_MAX 16384
 
 int lwk_xpart_capable(const char *root, const char *path, char *why, size_t len)
 {
@@ -75,7 +75,8 @@ static int walk(struct walk *w, const char *path, int depth)
 	int rc = 0;
 
 	if (++w->seen > WALK_MAX) {
-		snprintf(w->what, w->len, "more than %d cgroups under %s", WALK_MAX, w->root);
+		snprintf(w->what, w->len, "more than %d cgroups under %s: who holds exclusive CPUs "
+			 "is not known", WALK_MAX, w->root);
 		return -1;
 	}
 	snprintf(dir, sizeof(dir), "%s%s", w->root, path);

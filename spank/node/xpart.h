@@ -37,7 +37,7 @@ int lwk_xpart_capable(const char *root, const char *path, char *why, size_t len)
  * Which cgroup below root other than those ours() claims holds CPUs of
  * cpus exclusively: a cpuset.cpus.exclusive someone set, or a valid
  * partition root's cpuset.cpus.exclusive.effective.  Walks the tree
- * (at most 16 levels deep, 65536 cgroups).  1: what names the first
+ * (at most 16 levels deep, 16384 cgroups).  1: what names the first
  * ("/system.slice (cpuset.cpus.exclusive 4-7)"); 0: none; -1: the
  * tree cannot be read (what says why).
  */

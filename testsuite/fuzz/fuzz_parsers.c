@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "node/irqaff.h"
 #include "lwk/part.h"
+#include "lwk/part_int.h"
 #include "common/cpulist.h"
 #include "common/options.h"
 #include "node/procstat.h"
@@ -141,6 +142,29 @@ static void one(uint8_t sel, const char *text)
 		CHECK(lwk_cpuset_equal(&p.plan.app_cpus, &q.plan.app_cpus));
 		CHECK(lwk_cpuset_equal(&p.plan.os_cpus, &q.plan.os_cpus));
 		CHECK(p.plan.deleg_mem == q.plan.deleg_mem);
+		/* The isolated partition's lines (lwk/xlines.c), read and
+		 * undone against a cgroup root that is not there: whole lines
+		 * only, paths clean, nothing written. */
+		{
+			static const char *const keys[] = { "xcpus", "xpart", "appcg", "xfail" };
+			struct lwk_node_roots r = { "/nonexistent", "/nonexistent", "/nonexistent-cg",
+						    "/nonexistent", "n", "/nonexistent", 0, 0 };
+			struct lwk_part_remains k = { buf, sizeof(buf), 0 };
+
+			for (int i = 0; i < 4; i++) {
+				struct lwk_xline *x;
+				int n = lwk_xlines(text, keys[i], &x);
+
+				for (int j = 0; j < n; j++)
+					CHECK(x[j].path[0] == '/' && !strstr(x[j].path, "/..") &&
+					      !strchr(x[j].path, '\n') && !strchr(x[j].path, ' '));
+				free(x);
+			}
+			buf[0] = '\0';
+			lwk_part_unisolate(&r, text, true, err, sizeof(err), &k);
+			buf[0] = '\0';
+			lwk_part_unisolate(&r, text, false, err, sizeof(err), &k);
+		}
 		break;
 	}
 	case 9: {
@@ -206,7 +230,9 @@ static const char *const seeds[] = {
 	"24 0-7\n25 4\n",
 	"job 42\nbackend linux\napp_cpus 2-7\nos_cpus 0-1\nmem_nodes 0-1\npage_kb 2048\n"
 	"node_mem 0 14680064\ndeleg 134217728 100000 100000\nirq 24 0-7\nirqs 1 0\nhuge 0 7 7\n"
-	"cgroup /slurm-lwk/n1/job_42/app\nready\n",
+	"cgroup /slurm-lwk/n1/job_42/app\nready\nappcg /s.slice/n1.scope/job_42/step_0/user\n"
+	"xcpus /s.slice 2-7\nxcpus /s.slice/n1.scope/job_42/step_0/user 2-7\n"
+	"xpart /s.slice/n1.scope/job_42/step_0/user\nxfail /s.slice/x\n",
 	"os=2,mem=4G,numa=0:2-3,backend=linux,hugepage=1G,deleg_mem=128M,deleg_cpu=50%",
 	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
 	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",
@@ -225,7 +251,7 @@ static const char *const seeds[] = {
 static const char *const tokens[] = {
 	",", "=", ":", "-", "%", ".", "os", "mem", "numa", "interval", "offset", "dir",
 	"999999999999999999999", "0", "1", "4G", "1T", "10us", "1s", "auto", "\n", "\xff",
-	"yes", "(null)", ",,", "==", "/", " ",
+	"yes", "(null)", ",,", "==", "/", " ", "xcpus ", "xpart ", "/..", "//",
 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;

@@ -5,11 +5,13 @@
  * recorded first and what is put back; the kernel's own verdict is
  * t60's on the guests. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check_lwk.h"
 #include "lwk/part.h"
+#include "lwk/part_int.h"
 #include "lwk_fixture.h"
 
 #define JOB "cg/s.slice/n1.scope/job_42"
@@ -96,20 +98,24 @@ START_TEST(the_app_cores_become_a_partition_recorded_before_each_write)
 		ck_assert_str_eq(x(levels[i]), "2-7");
 	ck_assert_str_eq(tree_get(JOB "/step_0/user/cpuset.cpus.partition"), "isolated");
 	state = tree_get("state/n1/42/lwk.state");
-	ck_assert_ptr_nonnull(strstr(state, "xcpus /s.slice 0\nxcpus /s.slice/n1.scope -\n"
-					    "xcpus /s.slice/n1.scope/job_42 -\n"
-					    "xcpus /s.slice/n1.scope/job_42/step_0 -\n"
-					    "xcpus /s.slice/n1.scope/job_42/step_0/user -\n"
+	/* Each line says what was added, before it was. */
+	ck_assert_ptr_nonnull(strstr(state, "appcg /s.slice/n1.scope/job_42/step_0/user\n"
+					    "xcpus /s.slice 2-7\nxcpus /s.slice/n1.scope 2-7\n"
+					    "xcpus /s.slice/n1.scope/job_42 2-7\n"
+					    "xcpus /s.slice/n1.scope/job_42/step_0 2-7\n"
+					    "xcpus /s.slice/n1.scope/job_42/step_0/user 2-7\n"
 					    "xpart /s.slice/n1.scope/job_42/step_0/user\n"));
 	/* The next task of the step finds it made: nothing more recorded. */
 	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_0"), iso, sizeof(iso), &p), 0);
 	ck_assert_str_eq(iso, "partition");
 	ck_assert_str_eq(tree_get("state/n1/42/lwk.state"), state);
-	/* The teardown puts every file back as it was (the job's cgroup
-	 * itself cannot go in this tree: its line stays). */
+	/* The teardown takes out what was added, whatever a level got
+	 * from someone else since (the job's cgroup itself cannot go in
+	 * this tree: its line stays). */
+	tree_put("cg/s.slice/cpuset.cpus.exclusive", "0-1,3-7\n"); /* 2 given away, 1 taken */
 	lwk_part_teardown(&roots, 42, log, sizeof(log));
 	ck_assert_str_eq(tree_get(JOB "/step_0/user/cpuset.cpus.partition"), "member");
-	ck_assert_str_eq(x("cg/s.slice"), "0");
+	ck_assert_str_eq(x("cg/s.slice"), "0-1");
 	for (int i = 1; levels[i]; i++)
 		ck_assert_msg(unset(x(levels[i])), "%s: '%s'", levels[i], x(levels[i]));
 	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "xcpus"));
@@ -127,9 +133,9 @@ START_TEST(another_cgroup_holding_app_cpus_fails_the_step_and_nothing_is_written
 		tree_put("cg/other.slice/cpuset.cpus.exclusive", "6-7\n");
 		ck_assert_int_eq(setup("os=2", &p), 1);
 		ck_assert_int_eq(place(mode, TASK0("step_0"), iso, sizeof(iso), &p), -1);
-		ck_assert_msg(strstr(err, "/other.slice (cpuset.cpus.exclusive 6-7) holds App CPUs 2-7"),
+		ck_assert_msg(strstr(err, "/other.slice (cpuset.cpus.exclusive 6-7) holds App CPUs 2-7 "
+					  "of the job exclusively on n1; the App cores cannot be the job's"),
 			      "%s", err);
-		ck_assert_ptr_nonnull(strstr(err, "nothing was changed"));
 		for (int i = 0; levels[i]; i++)
 			ck_assert_str_eq(x(levels[i]), "\n");
 		ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "xcpus"));
@@ -181,9 +187,12 @@ START_TEST(a_partition_the_kernel_refuses_is_undone)
 		ck_assert_int_eq(setup("os=2", &p), 1);
 		ck_assert_int_eq(place(mode, TASK0("step_0"), iso, sizeof(iso), &p),
 				 mode == LWK_ISOLATE_AUTO ? 0 : -1);
-		if (mode == LWK_ISOLATE_AUTO)
+		if (mode == LWK_ISOLATE_AUTO) {
 			ck_assert_msg(strstr(iso, "cpuset (lwk: cannot open") == iso, "%s", iso);
-		else
+			/* The step's next task does not ask the kernel again. */
+			ck_assert_int_eq(place(mode, TASK0("step_0"), iso, sizeof(iso), &p), 0);
+			ck_assert_str_eq(iso, "cpuset (the kernel refused the step's first task a partition)");
+		} else
 			ck_assert_msg(strstr(err, "the kernel refused it"), "%s", err);
 		for (int i = 0; levels[i]; i++)
 			ck_assert_msg(unset(x(levels[i])), "%s: '%s'", levels[i], x(levels[i]));
@@ -316,6 +325,46 @@ START_TEST(a_task_learns_its_isolation_from_the_kernel)
 }
 END_TEST
 
+/* The lines of steps whose cgroups are gone are dropped as a new step
+ * starts, so the state stays the size of what runs; a state cut short
+ * (no newline at its end) is never acted on; any number of steps. */
+START_TEST(the_state_holds_what_runs_and_only_whole_lines)
+{
+	struct lwk_part p;
+	char iso[700], log[2048], *state = malloc(256 * 1024), line[200];
+	struct lwk_part_remains k = { malloc(65536), 65536, 0 };
+
+	remote_kernel();
+	ck_assert_int_eq(setup("os=2", &p), 1);
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_0"), iso, sizeof(iso), &p), 0);
+	ck_assert_str_eq(iso, "partition");
+	/* Step 0 ends; Slurm removes its cgroups. */
+	tree_put(JOB "/step_0/cgroup.events", "populated 0\n");
+	snprintf(line, sizeof(line), "rm -rf %s", tree_path(JOB "/step_0"));
+	ck_assert_int_eq(system(line), 0);
+	ck_assert_int_eq(place(LWK_ISOLATE_AUTO, TASK0("step_1"), iso, sizeof(iso), &p), 0);
+	ck_assert_str_eq(iso, "partition");
+	ck_assert_ptr_null(strstr(tree_get("state/n1/42/lwk.state"), "step_0"));
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "xpart /s.slice/n1.scope/job_42/step_1/user\n"));
+	tree_remove();
+
+	/* A cut line is not undone; whole ones are, past any count. */
+	remote_kernel();
+	tree_put("cg/s.slice/cpuset.cpus.exclusive", "6-7\n");
+	state[0] = '\0';
+	for (int i = 0; i < 100; i++)
+		strcat(state, "appcg /s.slice/n1.scope/job_42/step_1/user\n");
+	strcat(state, "xcpus /s.slice 7\nxcpus /s.slice 6");
+	k.text[0] = '\0';
+	log[0] = '\0';
+	lwk_part_unisolate(&roots, state, true, log, sizeof(log), &k);
+	ck_assert_str_eq(x("cg/s.slice"), "6");
+	tree_remove();
+	free(k.text);
+	free(state);
+}
+END_TEST
+
 Suite *lwk_isolate_suite(void)
 {
 	Suite *s = suite_create("lwk_isolate");
@@ -329,6 +378,7 @@ Suite *lwk_isolate_suite(void)
 	tcase_add_test(tc, a_later_step_takes_the_partition_over_from_an_ended_one);
 	tcase_add_test(tc, refusals_are_judged_before_the_tasks);
 	tcase_add_test(tc, a_task_learns_its_isolation_from_the_kernel);
+	tcase_add_test(tc, the_state_holds_what_runs_and_only_whole_lines);
 	suite_add_tcase(s, tc);
 	return s;
 }
