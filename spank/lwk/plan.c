@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
@@ -131,6 +132,32 @@ static void pick_os_cores(const struct lwk_topology *t, const bool *jobs, const 
 	}
 }
 
+/* Boot isolation only orders the choice: where it would take more OS
+ * cores than the NUMA rule alone (whole dies), the NUMA rule's choice
+ * stands. */
+static void choose_os_cores(const struct lwk_topology *t, const bool *jobs, const bool *boot,
+			    const bool *app_node, unsigned int want, bool whole_dies, bool *is_os)
+{
+	bool *plain = calloc(t->ncores, sizeof(bool)), *none = calloc(t->ncores, sizeof(bool));
+	unsigned int with = 0, without = 0;
+
+	pick_os_cores(t, jobs, boot, app_node, want, whole_dies, is_os);
+	if (!plain || !none) {
+		free(plain);
+		free(none);
+		return;
+	}
+	pick_os_cores(t, jobs, none, app_node, want, whole_dies, plain);
+	for (unsigned int i = 0; i < t->ncores; i++) {
+		with += is_os[i];
+		without += plain[i];
+	}
+	if (with > without)
+		memcpy(is_os, plain, t->ncores * sizeof(bool));
+	free(plain);
+	free(none);
+}
+
 /*
  * Which cores the OS cores avoid (boot[]): any of their CPUs is in
  * nohz_full= or isolcpus=, and they are on an App node (a core on a
@@ -238,7 +265,7 @@ int lwk_plan_make(const struct lwk_topology *t, const struct lwk_cpuset *job_cpu
 	if (app_numa_nodes(t, o, jobs, app_node, err, errlen))
 		return -1;
 	boot_cpus = boot_cores(t, app_node, boot);
-	pick_os_cores(t, jobs, boot, app_node, (unsigned int)o->os_cores, whole_dies, is_os);
+	choose_os_cores(t, jobs, boot, app_node, (unsigned int)o->os_cores, whole_dies, is_os);
 	memset(app_per_node, 0, sizeof(app_per_node));
 	fill_cpus(t, jobs, is_os, p, app_per_node);
 	note_boot(&boot_cpus, p);

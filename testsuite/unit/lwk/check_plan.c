@@ -297,6 +297,11 @@ START_TEST(whole_dies_with_boot_isolation)
 	t = guest8_booted("0-7", "");
 	assert_plan(t, "0-7", "os=1", true, "0-1", "2-7");
 	lwk_topology_free(t);
+	/* Preferring dies without boot-isolated cores would take 6 OS
+	 * cores for os=4 (found by the review): the NUMA rule's 4 stand. */
+	t = guest8_booted("3", "");
+	assert_plan(t, "0,2-4,7", "os=4", true, "0,2-4", "7");
+	lwk_topology_free(t);
 }
 END_TEST
 
