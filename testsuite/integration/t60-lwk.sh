@@ -275,7 +275,7 @@ start_held_job() {
 # told it got a plain cpuset, and nothing exclusive is left set.
 test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 	need_private
-	local jid out app busy allowed isolated remote=
+	local jid out app busy allowed isolated remote= i c
 	on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
 	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
 		--wrap 'srun printenv SLURM_LWK_ISOLATION; srun printenv SLURM_LWK_ISOLATION') ||
@@ -302,7 +302,12 @@ test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 		sleep 0.5; rmdir /sys/fs/cgroup/system.slice/lwk-test-busy.service'
 	jid=$(start_held_job)
 	app=$(on_node node1 sed -n 's/^app_cpus //p' "$LWK_STATE_DIR/node1/$jid/lwk.state")
-	isolated=$(on_node node1 cat /sys/fs/cgroup/cpuset.cpus.isolated)
+	# The step is listed before its task is placed (under TCG, seconds).
+	for ((i = 0; i < 240; i++)); do
+		isolated=$(on_node node1 cat /sys/fs/cgroup/cpuset.cpus.isolated)
+		[ -z "$isolated" ] || break
+		sleep 0.25
+	done
 	[ -n "$app" ] && [ "$isolated" = "$app" ] ||
 		fail "the root's cpuset.cpus.isolated is '$isolated', the App CPUs '$app'"
 	busy=$(on_node node1 cat /sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs | head -1)
