@@ -164,6 +164,9 @@ START_TEST(each_switch_is_sorted_by_what_it_ran)
 		{15, "rcu_preempt", QUIET_UNBOUND, false},
 		{300, "jbd2/vda1-8", QUIET_UNBOUND, false},
 		{2, "kthreadd", QUIET_UNBOUND, false},
+		/* the affinity, where /proc gave one, over the name's guess */
+		{310, "irq/24-virtio0", QUIET_PERCPU, false},
+		{311, "mystery", QUIET_UNBOUND, false},   /* no affinity read: a kthread all the same */
 		{720, "Web Content", QUIET_USER, true},   /* gone before a snapshot */
 		{99, "kworker/3:2H", QUIET_PERCPU, true},
 		{101, "kworker/u8:5", QUIET_UNBOUND, true},
