@@ -30,6 +30,7 @@ int main(void)
 	srunner_add_suite(sr, casas_apply_suite());
 	srunner_add_suite(sr, slurmcg_suite());
 	srunner_add_suite(sr, joblive_suite());
+	srunner_add_suite(sr, lwk_quiet_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
