@@ -64,6 +64,17 @@ wait_teardown() {
 	fail "the --lwk state of job $2 is still on $1 after 60 s"
 }
 
+# Wait until no job's --lwk state is left on node $1 (srun's own
+# allocations end before their epilog has run).
+wait_no_partition() {
+	local i
+	for ((i = 0; i < 240; i++)); do
+		on_node "$1" bash -c "ls $LWK_STATE_DIR/$1/*/lwk.state" >/dev/null 2>&1 || return 0
+		sleep 0.25
+	done
+	fail "a --lwk state is still on $1 after 60 s: $(on_node "$1" bash -c "ls $LWK_STATE_DIR/$1/*/lwk.state" 2>&1)"
+}
+
 # Nothing of job $2 on node $1: state, the plugin's cgroups, changes.
 assert_nothing_left() {
 	local node=$1 jid=$2 before=$3 after left
@@ -353,6 +364,8 @@ test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 		assert_grep "lwk: --lwk: the site asks for an isolated partition \(lwk_isolate=partition\), but on node1 " \
 			"$LWK_WORK/err" "srun's output"
 	fi
+	# The step's epilog must not meet the bad value below.
+	wait_no_partition node1
 	sed -i "1s|lwk_isolate=partition|lwk_isolate=isolated|" "$conf"
 	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 true
 	assert_grep "lwk_isolate.*one of auto\|partition\|cpuset" "$LWK_WORK/err" "srun's error"
