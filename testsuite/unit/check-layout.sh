@@ -19,7 +19,8 @@ failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
 cd "$src" || exit 99
-mapfile -t files < <(find spank -name '*.[ch]' | sort)
+# Generated files (the BPF skeleton, in an in-tree build) are not ours to lay out.
+mapfile -t files < <(find spank -name '*.[ch]' ! -name '*.skel.h' | sort)
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: no sources under $src/spank"; exit 1; }
 
 # part FILE: the folder a file belongs to ("glue" at the top).
@@ -117,6 +118,7 @@ defs=$(mktemp) uses=$(mktemp)
 trap 'rm -f "$defs" "$uses"' EXIT
 for f in "${files[@]}"; do
 	[[ $f == *.c ]] || continue
+	[[ $f == *.bpf.c ]] && continue # a BPF program, built into a skeleton, not linked
 	o=$(obj_of "$f")
 	[ -n "$o" ] || { fail "$f: no object built (run make first)"; continue; }
 	nm -g --defined-only "$o" | awk -v f="$f" '$2 ~ /[TDBRV]/ { print $3, f }' >>"$defs"
