@@ -30,7 +30,7 @@ struct sched_entity {
 
 struct signal_struct {
 	int nr_threads;
-	__u64 utime, stime, sum_sched_runtime;
+	__u64 sum_sched_runtime;
 } __attribute__((preserve_access_index));
 
 /* 6.2 and later: a percpu_counter per kind of page. */
@@ -59,7 +59,6 @@ struct task_struct {
 	int pid, tgid;
 	unsigned int flags;
 	char comm[16];
-	__u64 utime, stime;
 	__u64 start_boottime;
 	struct sched_entity se;
 	struct task_struct *group_leader;
@@ -88,9 +87,10 @@ struct {
 } job_tgids SEC(".maps");
 
 /* One counter, by a constant index (CO-RE relocates constant indices
- * with the kernel's element size, not a variable one). */
-#define RSS_OLD(mm, i) BPF_CORE_READ((struct mm_struct___old *)(mm), rss_stat.count[i].counter)
-#define RSS_NEW(mm, i) BPF_CORE_READ((mm), rss_stat[i].count)
+ * with the kernel's element size, not a variable one).  Direct loads
+ * through the task's BTF pointers: no helper call per field. */
+#define RSS_OLD(mm, i) (((struct mm_struct___old *)(mm))->rss_stat.count[i].counter)
+#define RSS_NEW(mm, i) ((mm)->rss_stat[i].count)
 #define POS(v) ((v) > 0 ? (__u64)(v) : 0) /* as get_mm_counter: a per-CPU lag may go below 0 */
 
 /* Resident pages as /proc/<pid>/stat counts them: file, anon, shmem. */
@@ -120,13 +120,9 @@ int job_tasks(struct bpf_iter__task *ctx)
 	r.tgid = tgid;
 	r.tid = (__u32)t->pid;
 	r.cpu_ns = t->se.sum_exec_runtime;
-	r.utime_ns = t->utime;
-	r.stime_ns = t->stime;
 	sig = t->signal;
 	if (sig) {
 		r.dead_cpu_ns = sig->sum_sched_runtime;
-		r.dead_utime_ns = sig->utime;
-		r.dead_stime_ns = sig->stime;
 		r.threads = (__u32)sig->nr_threads;
 	}
 	mm = t->mm;
@@ -135,7 +131,7 @@ int job_tasks(struct bpf_iter__task *ctx)
 	leader = t->group_leader;
 	if (leader) {
 		r.start_boottime_ns = leader->start_boottime;
-		bpf_probe_read_kernel(r.comm, sizeof(r.comm), leader->comm);
+		__builtin_memcpy(r.comm, leader->comm, sizeof(r.comm));
 	}
 	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;

@@ -253,16 +253,12 @@ static void add_record(struct lwk_taskiter *ti, const struct lwk_taskiter_rec *r
 		memcpy(p->comm, r->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = '\0';
 		p->cpu_ns = r->dead_cpu_ns;
-		p->utime_ns = r->dead_utime_ns;
-		p->stime_ns = r->dead_stime_ns;
 		p->threads = r->threads;
 		p->rss_pages = r->rss_pages;
 		p->start_boottime_ns = r->start_boottime_ns;
 	}
 	p = &ti->procs[ti->index[s]];
 	p->cpu_ns += r->cpu_ns;
-	p->utime_ns += r->utime_ns;
-	p->stime_ns += r->stime_ns;
 }
 
 /* Forget the last read: clear only the slots it used. */

@@ -23,7 +23,6 @@ struct lwk_taskiter_proc {
 	char comm[16];
 	uint64_t cpu_ns;		/* run time of all its threads, live and exited:
 					 * what /proc/<pid>/stat's utime + stime add up to */
-	uint64_t utime_ns, stime_ns;	/* sampled at ticks, as taskstats gives them */
 	uint64_t threads;
 	uint64_t rss_pages;
 	uint64_t start_boottime_ns;	/* /proc/<pid>/stat's starttime, in ns */

@@ -12,9 +12,7 @@
 struct lwk_taskiter_rec {
 	__u32 tgid, tid;
 	__u64 cpu_ns;			/* this thread: se.sum_exec_runtime */
-	__u64 utime_ns, stime_ns;	/* this thread, sampled at ticks */
 	__u64 dead_cpu_ns;		/* the group's exited threads (signal_struct) */
-	__u64 dead_utime_ns, dead_stime_ns;
 	__u64 rss_pages;		/* file + anon + shmem, as /proc/<pid>/stat */
 	__u64 start_boottime_ns;	/* the group leader's */
 	__u32 threads;			/* signal->nr_threads */

@@ -134,8 +134,11 @@ static int read_proc(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
 	p->threads = st.num_threads;
 	p->start_ticks = st.starttime;
 	p->rss_pages = st.rss_pages;
+	/* taskstats' utime and stime are sampled at ticks, off by 15% from
+	 * the run time under contention; its run time is what /proc adds
+	 * up to (and the bpf source reads), where the kernel gives it. */
 	if (s->use_taskstats && lwk_taskstats_query(&s->ts, pid, 1, &c) == 0)
-		p->cpu_us = c.utime_us + c.stime_us;
+		p->cpu_us = c.run_virtual_ns ? c.run_virtual_ns / 1000 : c.utime_us + c.stime_us;
 	else
 		p->cpu_us = (st.utime + st.stime) * 1000000ULL / (uint64_t)s->clk_tck;
 	return 0;
