@@ -5,10 +5,10 @@
 # same thread counts, CPU times within one clock tick.  Runs the real
 # lwk-syncmon three times on the same processes, frozen with SIGSTOP
 # after they spun (one of them has a thread that already exited, whose
-# time the kernel keeps in the process's signal_struct).  On cgroup v2
-# the processes sit in a cgroup of their own, given with --cgroup, as
-# Slurm's job cgroup would be; on v1 the sampler finds them by their
-# environment.
+# time the kernel keeps in the process's signal_struct): once found by
+# their environment, and once in a cgroup of their own on the cgroup v2
+# mount (given with --cgroup, as Slurm's job cgroup would be), when the
+# node has one (v2, or hybrid as this host's /sys/fs/cgroup/unified).
 #
 # Needs root and the bpf source (exit 77, with the reason, otherwise);
 # taskstats missing is a skip of that source only.  Runs from make
@@ -49,46 +49,51 @@ for _ in range(int(sys.argv[1]) - 1):
     threading.Thread(target=spin, args=(float("inf"),), daemon=True).start()
 spin(float("inf"))
 PY
-for n in 1 2 4; do
-	SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 "$tmp/spin.py" $n &
+# One comparison: the workload, frozen, sampled by each source.  Mode
+# "environment": the sampler finds the processes by their environment
+# (no job cgroup: proctrack/linuxproc, or cgroup v1 as on this host);
+# "cgroup2 ROOT": they sit in a cgroup of their own under the cgroup v2
+# mount ROOT, given with --cgroup, as Slurm's job cgroup would be.
+compare() {
+	local mode=$1 root=${2:-} s mon
+	kids= cg=
+	rm -rf "$tmp"/out.* "$tmp"/rc.* "$tmp/state"/*
+	for n in 1 2 4; do
+		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 "$tmp/spin.py" $n &
+		kids="$kids $!"
+	done
+	SLURM_JOB_ID=$job SLURMD_NODENAME=tnode sleep 60 &
 	kids="$kids $!"
-done
-SLURM_JOB_ID=$job SLURMD_NODENAME=tnode sleep 60 &
-kids="$kids $!"
-cgopt=()
-if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
-	cg=/sys/fs/cgroup/lwk-check-sources.$$
-	mkdir "$cg" && for p in $kids; do echo "$p" >"$cg/cgroup.procs"; done
-	cgopt=(--cgroup "$cg")
-	echo "cgroup v2: the processes in $cg"
-else
-	echo "cgroup v1: the sampler finds the processes by their environment"
-fi
-sleep 1.5
-kill -STOP $kids
-sleep 0.3 # stopped everywhere: their CPU times no longer move
-
-run() { # SOURCE: one sampler run, its output in $tmp/out.SOURCE
-	mkdir -p "$tmp/out.$1"
-	"$bin" --job $job --node tnode --uid 0 --gid 0 --dir "$tmp/out.$1" --state "$tmp/state" \
-		--options "interval=50ms,source=$1" "${cgopt[@]}" 2>"$tmp/err.$1" &
-	local mon=$!
-	sleep 0.4
-	kill -TERM $mon 2>/dev/null
-	wait $mon
-	echo $? >"$tmp/rc.$1"
-}
-for s in bpf taskstats proc; do run $s; done
-if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
-	skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
-fi
-python3 - "$tmp" "$kids" <<'PY'
+	cgopt=()
+	if [ "$mode" = cgroup2 ]; then
+		cg=$root/lwk-check-sources.$$
+		mkdir "$cg" && for p in $kids; do echo "$p" >"$cg/cgroup.procs"; done
+		cgopt=(--cgroup "$cg")
+	fi
+	echo "# $mode${root:+ $root}: the processes$kids${cg:+ in $cg}"
+	sleep 1.5
+	kill -STOP $kids
+	sleep 0.3 # stopped everywhere: their CPU times no longer move
+	for s in bpf taskstats proc; do
+		mkdir -p "$tmp/out.$s"
+		"$bin" --job $job --node tnode --uid 0 --gid 0 --dir "$tmp/out.$s" --state "$tmp/state" \
+			--options "interval=50ms,source=$s" "${cgopt[@]}" 2>"$tmp/err.$s" &
+		mon=$!
+		sleep 0.4
+		kill -TERM $mon 2>/dev/null
+		wait $mon
+		echo $? >"$tmp/rc.$s"
+	done
+	if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
+		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
+	fi
+	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
 import json, os, sys
-tmp, kids = sys.argv[1], [int(p) for p in sys.argv[2].split()]
+tmp, kids, mode = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3]
 fails = 0
 def ok(what, cond):
     global fails
-    print(("ok: " if cond else "FAIL: ") + what)
+    print(("ok: " if cond else "FAIL: ") + mode + ": " + what)
     fails += not cond
 runs = {}
 for s in ("bpf", "taskstats", "proc"):
@@ -103,7 +108,7 @@ for s in ("bpf", "taskstats", "proc"):
 head, _ = runs.get("bpf", ({}, None))
 ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
 if runs.get("taskstats", ({}, None))[0].get("source") != "taskstats":
-    print("SKIP: source=taskstats: %s" % runs.get("taskstats", ({}, None))[0].get("source_fallback", "no output"))
+    print("skip: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None))[0].get("source_fallback", "no output")))
     runs.pop("taskstats", None)
 ok("source=proc: the header says proc", runs.get("proc", ({}, None))[0].get("source") == "proc")
 tick_us = 1000000 // (head.get("clk_tck") or 100)
@@ -134,5 +139,20 @@ for s in procs:
        sum(1 for p in procs[s].values() if p["cpu_us"] > 100000) == len(kids) - 1)
 sys.exit(1 if fails else 0)
 PY
-rc=$?
-[ $fails = 0 ] && [ $rc = 0 ]
+	kill -KILL $kids 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$cg" ] && rmdir "$cg"
+	kids= cg=
+}
+
+compare environment
+# Every cgroup v2 mount: /sys/fs/cgroup on a v2 host, the "unified"
+# hierarchy of a hybrid one (no controllers there, but cgroup.procs and
+# cpu.stat, which is what the sampler reads).
+v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$v2" ]; then
+	compare cgroup2 "$v2"
+else
+	echo "skip: no cgroup v2 mount: the --cgroup comparison is for v2 hosts"
+fi
+[ $fails = 0 ]
