@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * bench/monitor-cost [ROUNDS]: CPU cost of one sample of a job's
- * processes, at 50, 200 and 1000 processes, for each way of reading
- * per-process CPU time:
+ * bench/monitor-cost [--idle] [ROUNDS]: CPU cost of one sample of a
+ * job's processes, at 50, 200 and 1000 processes, for each way of
+ * reading per-process CPU time:
  *
  *   naive      open/read/close /proc/<pid>/stat per process (seed 000's pinfo)
  *   pread      files kept open, re-read with pread (lwk_proctab)
@@ -10,12 +10,17 @@
  *   skip       pread, skipping processes idle over their lifetime (< 1%)
  *              while no new process appears, full scan every 20th sample
  *              (seed 000, 3.3.1)
+ *   bpf        one read() of the BPF task iterator for all of them
+ *              (lwk_taskiter), then a lookup per process
  *
- * The methods alternate within each round so that the machine's noise
- * falls on all alike; the cost is CPU time of this process per sample
- * (CLOCK_PROCESS_CPUTIME_ID, which counts the system calls), and the
- * ratios are measured in this one run.
+ * The processes are busy by default: each spins (at SCHED_IDLE, so the
+ * benchmark itself still gets a CPU), as an HPC rank does; --idle makes
+ * them sleep instead.  The methods alternate within each round so that
+ * the machine's noise falls on all alike; the cost is CPU time of this
+ * process per sample (CLOCK_PROCESS_CPUTIME_ID, which counts the system
+ * calls), and the ratios are measured in this one run.
  */
+#define _GNU_SOURCE /* SCHED_IDLE */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -27,11 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sched.h>
+
 #include "node/procstat.h"
+#include "node/taskiter.h"
 #include "node/taskstats.h"
 
-enum { NAIVE, PREAD, TASKSTATS, SKIP, METHODS };
-static const char *const names[METHODS] = { "naive", "pread", "taskstats", "skip" };
+enum { NAIVE, PREAD, TASKSTATS, SKIP, BPF, METHODS };
+static const char *const names[METHODS] = { "naive", "pread", "taskstats", "skip", "bpf" };
 
 static double cpu_now(void)
 {
@@ -103,86 +111,152 @@ static void sample_taskstats(struct lwk_taskstats *ts, const pid_t *pids, int n)
 	}
 }
 
+static void sample_bpf(struct lwk_taskiter *ti, const pid_t *pids, int n)
+{
+	lwk_taskiter_read(ti);
+	for (int i = 0; i < n; i++) {
+		const struct lwk_taskiter_proc *p = lwk_taskiter_find(ti, pids[i]);
+
+		if (p)
+			sink += p->cpu_ns;
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench/monitor-cost [--idle] [ROUNDS]\n"
+		"  CPU time of one sample of 50, 200 and 1000 processes by each source of\n"
+		"  per-process CPU time (naive open/read/close of /proc, pread of kept-open\n"
+		"  files, taskstats, the idle skip, the BPF task iterator), median of ROUNDS\n"
+		"  (default 40), with the ratios naive/method of this one run.\n"
+		"  --idle   the processes sleep (default: each spins, at SCHED_IDLE)\n"
+		"Run as root for taskstats and bpf; a source that cannot run says why.\n");
+}
+
+/* n processes that spin (busy) or sleep; their pids in pids. */
+static void start_procs(pid_t *pids, int n, int busy)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct sched_param sp = { 0 };
+
+			if (!busy) {
+				pause();
+				_exit(0);
+			}
+			sched_setscheduler(0, SCHED_IDLE, &sp);
+			for (volatile unsigned long x = 0;; x++)
+				;
+		}
+	}
+}
+
+static double median(double *v, int n)
+{
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+			double x = v[b];
+
+			v[b] = v[b - 1];
+			v[b - 1] = x;
+		}
+	return v[n / 2];
+}
+
+/* One size: n processes, each method `rounds` times; prints a row. */
+static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struct lwk_taskiter *ti)
+{
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	struct lwk_procstat *last = calloc((size_t)n, sizeof(*last));
+	struct lwk_proctab *tab = lwk_proctab_new("/proc", (size_t)n);
+	struct lwk_proctab *tab2 = lwk_proctab_new("/proc", (size_t)n);
+	double *cost[METHODS], med[METHODS];
+
+	for (int m = 0; m < METHODS; m++)
+		cost[m] = calloc((size_t)rounds, sizeof(double));
+	start_procs(pids, n, busy);
+	if (ti)
+		lwk_taskiter_set_pids(ti, pids, (size_t)n);
+	for (int r = 0; r < rounds; r++) {
+		for (int j = 0; j < METHODS; j++) {
+			int m = (j + r) % METHODS;
+			double t0 = cpu_now();
+
+			switch (m) {
+			case NAIVE: sample_naive(pids, n); break;
+			case PREAD: sample_pread(tab, pids, n, NULL, 1); break;
+			case TASKSTATS: if (ts) sample_taskstats(ts, pids, n); break;
+			case SKIP: sample_pread(tab2, pids, n, last, r % 20 == 0); break;
+			case BPF: if (ti) sample_bpf(ti, pids, n); break;
+			}
+			cost[m][r] = cpu_now() - t0;
+		}
+	}
+	for (int m = 0; m < METHODS; m++)
+		med[m] = median(cost[m], rounds);
+	printf("%6d %9.0f %9.0f %9.0f %9.0f %9.0f   %7.1f %7.1f %7.1f %7.1f\n", n, med[NAIVE],
+	       med[PREAD], ts ? med[TASKSTATS] : 0.0, med[SKIP], ti ? med[BPF] : 0.0,
+	       med[NAIVE] / med[PREAD], ts ? med[NAIVE] / med[TASKSTATS] : 0.0,
+	       med[SKIP] > 0 ? med[NAIVE] / med[SKIP] : 0.0,
+	       ti && med[BPF] > 0 ? med[NAIVE] / med[BPF] : 0.0);
+	fflush(stdout);
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (int i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	lwk_proctab_free(tab);
+	lwk_proctab_free(tab2);
+	for (int m = 0; m < METHODS; m++)
+		free(cost[m]);
+	free(pids);
+	free(last);
+}
+
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 50, 200, 1000 };
-	int rounds = argc > 1 ? atoi(argv[1]) : 40;
-	struct lwk_taskstats ts;
+	struct lwk_taskstats ts_store, *ts = NULL;
+	struct lwk_taskiter *ti;
+	int rounds = 40, busy = 1;
 	struct rlimit rl;
-	char err[256];
-	int have_ts;
+	char err[512];
 
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--idle")) {
+			busy = 0;
+		} else if ((rounds = atoi(argv[i])) < 1) {
+			usage(stderr);
+			return 2;
+		}
+	}
 	/* One open file per process for pread: raise the soft limit. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
 		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	have_ts = lwk_taskstats_open(&ts, err, sizeof(err)) == 0;
-	if (!have_ts)
+	if (lwk_taskstats_open(&ts_store, err, sizeof(err)) == 0)
+		ts = &ts_store;
+	else
 		printf("taskstats not measured: %s\n", err);
-	printf("CPU time per sample of all processes, microseconds (median of %d samples):\n", rounds);
-	printf("%6s %10s %10s %10s %10s   %s\n", "procs", names[0], names[1], names[2], names[3],
-	       "ratios naive/pread naive/taskstats naive/skip");
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(*sizes); s++) {
-		int n = sizes[s];
-		pid_t *pids = calloc((size_t)n, sizeof(*pids));
-		struct lwk_procstat *last = calloc((size_t)n, sizeof(*last));
-		double *cost[METHODS];
-		struct lwk_proctab *tab = lwk_proctab_new("/proc", (size_t)n);
-		struct lwk_proctab *tab2 = lwk_proctab_new("/proc", (size_t)n);
-		double med[METHODS];
-
-		for (int m = 0; m < METHODS; m++)
-			cost[m] = calloc((size_t)rounds, sizeof(double));
-		for (int i = 0; i < n; i++) {
-			pids[i] = fork();
-			if (pids[i] == 0) {
-				pause();
-				_exit(0);
-			}
-		}
-		for (int r = 0; r < rounds; r++) {
-			for (int j = 0; j < METHODS; j++) {
-				int m = (j + r) % METHODS;
-				double t0 = cpu_now();
-
-				switch (m) {
-				case NAIVE: sample_naive(pids, n); break;
-				case PREAD: sample_pread(tab, pids, n, NULL, 1); break;
-				case TASKSTATS: if (have_ts) sample_taskstats(&ts, pids, n); break;
-				case SKIP: sample_pread(tab2, pids, n, last, r % 20 == 0); break;
-				}
-				cost[m][r] = cpu_now() - t0;
-			}
-		}
-		for (int m = 0; m < METHODS; m++) {
-			/* median */
-			for (int a = 1; a < rounds; a++)
-				for (int b = a; b > 0 && cost[m][b - 1] > cost[m][b]; b--) {
-					double x = cost[m][b];
-
-					cost[m][b] = cost[m][b - 1];
-					cost[m][b - 1] = x;
-				}
-			med[m] = cost[m][rounds / 2];
-		}
-		printf("%6d %10.0f %10.0f %10.0f %10.0f   %5.1f %5.1f %5.1f\n", n, med[NAIVE], med[PREAD],
-		       have_ts ? med[TASKSTATS] : 0.0, med[SKIP], med[NAIVE] / med[PREAD],
-		       have_ts ? med[NAIVE] / med[TASKSTATS] : 0.0,
-		       med[SKIP] > 0 ? med[NAIVE] / med[SKIP] : 0.0);
-		for (int i = 0; i < n; i++)
-			kill(pids[i], SIGKILL);
-		for (int i = 0; i < n; i++)
-			waitpid(pids[i], NULL, 0);
-		lwk_proctab_free(tab);
-		lwk_proctab_free(tab2);
-		for (int m = 0; m < METHODS; m++)
-			free(cost[m]);
-		free(pids);
-		free(last);
-	}
-	printf("(skip: the median sample skips every idle process; every 20th is a full scan)\n");
-	if (have_ts)
-		lwk_taskstats_close(&ts);
+	ti = lwk_taskiter_open(1024, err, sizeof(err));
+	if (!ti)
+		printf("bpf not measured: %s\n", err);
+	printf("CPU time per sample of all processes (%s), microseconds, median of %d samples:\n",
+	       busy ? "busy: each spins" : "idle: each sleeps", rounds);
+	printf("%6s %9s %9s %9s %9s %9s   %s\n", "procs", names[0], names[1], names[2], names[3],
+	       names[4], "naive/ pread  tstats    skip     bpf");
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(*sizes); s++)
+		measure(sizes[s], rounds, busy, ts, ti);
+	printf("(skip: the median sample skips every process whose lifetime CPU share is\n"
+	       " below 1%%: all of them when idle, and busy ones too once more spin than\n"
+	       " there are CPUs; every 20th is a full scan)\n");
+	if (ts)
+		lwk_taskstats_close(ts);
+	lwk_taskiter_close(ti);
 	return sink == 42; /* never: uses sink */
 }

@@ -85,7 +85,9 @@ static void job_cpus(spank_t sp, char *buf, size_t len)
 /*
  * --sync-monitor: the job's first step on this node starts the sampler;
  * later steps find it running (its lock) and do nothing.  A sampler that
- * cannot start is the job's problem, not the node's: log it, go on.
+ * cannot start is the job's problem, not the node's: log it, go on; but
+ * a source the user insisted on (source=bpf) that cannot work here fails
+ * the job's tasks with the reason.
  */
 static void start_sampler(spank_t sp, const char *step)
 {
@@ -143,6 +145,9 @@ static void start_sampler(spank_t sp, const char *step)
 		job_cpus(sp, cpus, sizeof(cpus));
 	a.cpus = cpus[0] ? cpus : NULL;
 	rc = lwk_syncmon_start(&a, err, sizeof(err));
+	if (rc == -2)
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
+			 "%.400s (step %.20s on %.40s)", err, step, node);
 	if (rc < 0)
 		slurm_error("lwk: step %s: --sync-monitor: %s", step, err);
 	else if (rc > 0)

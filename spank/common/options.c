@@ -79,7 +79,8 @@ const struct lwk_option_grammar lwk_grammar_lwk = {
 
 /* ---- --sync-monitor --------------------------------------------------- */
 
-static const char *const sources[] = { "auto", "taskstats", "proc", NULL };
+/* In enum lwk_source order. */
+static const char *const sources[] = { "auto", "taskstats", "proc", "bpf", NULL };
 
 static const struct lwk_kv_key syncmon_keys[] = {
 	NUM("interval", LWK_KV_DURATION, struct lwk_syncmon_opts, interval, 10 * MSEC, 3600 * SEC),

@@ -23,3 +23,13 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/taskstats.h \
 	spank/node/xpart.c \
 	spank/node/xpart.h
+# The sampler's BPF task iterator: a library of its own, linked by
+# lwk-syncmon, its benchmark and its tests, never by the plugin (no
+# libbpf in slurmstepd).  Its kernel side, taskiter.bpf.c, is compiled
+# with clang -target bpf into a skeleton header (Makefile.am).
+noinst_LTLIBRARIES += spank/liblwkbpf.la
+spank_liblwkbpf_la_SOURCES = \
+	spank/node/taskiter.c \
+	spank/node/taskiter.h \
+	spank/node/taskiter_rec.h
+spank_liblwkbpf_la_LIBADD = $(LIBBPF_LIBS)

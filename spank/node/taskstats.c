@@ -168,6 +168,7 @@ int lwk_taskstats_parse_reply(const void *buf, size_t len, uint16_t family,
 			out->utime_us = s.ac_utime;
 			out->stime_us = s.ac_stime;
 			out->run_real_ns = s.cpu_run_real_total;
+			out->run_virtual_ns = s.cpu_run_virtual_total;
 			out->nvcsw = plen >= offsetof(struct taskstats, nivcsw) + 8 ? s.nvcsw : 0;
 			out->nivcsw = plen >= offsetof(struct taskstats, nivcsw) + 8 ? s.nivcsw : 0;
 			if (version)

@@ -23,7 +23,9 @@ struct lwk_taskstats {
 
 struct lwk_task_cpu {
 	uint64_t utime_us, stime_us;	/* user and system CPU time */
-	uint64_t run_real_ns;		/* scheduled time, as the kernel sees it */
+	uint64_t run_real_ns;		/* utime + stime in ns, tick-sampled */
+	uint64_t run_virtual_ns;	/* run time (sum_exec_runtime), when the kernel
+					 * accounts delays (delayacct), else 0 */
 	uint64_t nvcsw, nivcsw;		/* context switches */
 };
 

@@ -36,7 +36,9 @@ struct lwk_syncmon_start {
 
 /*
  * 1 started, 0 already running on this node, -1 error (message in err,
- * also when the program could not be run).  On 1 the sampler has
+ * also when the program could not be run), -2 the sampler refused the
+ * job's options on this node (source=bpf where BPF cannot work: the
+ * reason in err; the job's tasks should fail with it).  On 1 the sampler has
  * exec'd and its pid is in syncmon.pid: an epilog right after finds it.
  */
 int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errlen);

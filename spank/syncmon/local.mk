@@ -16,4 +16,5 @@ lwk_syncmon_SOURCES = \
 	spank/syncmon/sample.c \
 	spank/syncmon/sample.h \
 	spank/syncmon/sampler.c \
-	spank/syncmon/sampler.h
+	spank/syncmon/sampler.h \
+	spank/syncmon/source.c

@@ -9,6 +9,7 @@
  * itself once the job has left the node.  This is its command line;
  * the sampling is syncmon/sampler.c.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,14 @@ static void usage(void)
 		"usage: lwk-syncmon --job ID --node NAME --uid UID --gid GID --dir DIR\n"
 		"                   --state DIR [--options K=V,...] [--cgroup DIR]\n"
 		"                   [--proc DIR] [--cpus LIST] [--orphan-after SECONDS]\n"
-		"                   [--foreground]\n"
+		"                   [--ready-fd FD] [--foreground]\n"
 		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
 		"  --orphan-after SECONDS  stop when the job has had no process here\n"
 		"               this long (default 300; the job epilog stops it first)\n"
+		"  --ready-fd FD  with source=bpf, write \"r\" and the reason to FD when the\n"
+		"               BPF source cannot work, and close FD once the source is open\n"
+		"Exit status: 0; 1 could not start sampling; 2 bad arguments; 3 source=bpf\n"
+		"cannot work on this node.\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
 }
 
@@ -38,10 +43,11 @@ int main(int argc, char **argv)
 		{ "proc", required_argument, NULL, 'p' },  { "foreground", no_argument, NULL, 'f' },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "orphan-after", required_argument, NULL, 'O' },
+		{ "ready-fd", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lwk_sampler_args a = { .uid = (uid_t)-1, .gid = (gid_t)-1, .proc_root = "/proc",
-				      .orphan_after = 300 };
+				      .orphan_after = 300, .ready_fd = -1 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -58,6 +64,12 @@ int main(int argc, char **argv)
 		case 'f': break;
 		case 'C': a.cpus = optarg; break;
 		case 'O': a.orphan_after = strtoull(optarg, NULL, 10); break;
+		case 'R':
+			a.ready_fd = (int)strtol(optarg, NULL, 10);
+			/* Not for the sampler's children, and never stdin/out/err. */
+			if (a.ready_fd < 3 || fcntl(a.ready_fd, F_SETFD, FD_CLOEXEC))
+				a.ready_fd = -1;
+			break;
 		default: usage(); return 2;
 		}
 	}

@@ -63,6 +63,9 @@ static bool find_pids(struct lwk_sampling *s, bool full)
 		changed = true;
 	memcpy(s->pids, s->fresh, n * sizeof(*s->pids));
 	s->npids = n;
+	/* The batch source reads the processes its map lists. */
+	if (changed && s->use_bpf)
+		lwk_taskiter_set_pids(s->ti, s->pids, n);
 	return changed;
 }
 
@@ -86,17 +89,59 @@ static double read_node(struct lwk_sampling *s, bool full, bool *new_procs)
 	return busy_pct;
 }
 
-/* A process's CPU time in us: from taskstats when the sampler uses it
- * and it answers, else from the process's stat line. */
-static uint64_t proc_cpu_us(struct lwk_sampling *s, pid_t pid, const struct lwk_procstat *st)
-{
-	if (s->use_taskstats) {
-		struct lwk_task_cpu c;
+/* What a sample needs of one process, whichever source gave it. */
+struct proc_now {
+	char comm[32];
+	uint64_t cpu_us, threads, start_ticks, rss_pages;
+};
 
-		if (lwk_taskstats_query(&s->ts, pid, 1, &c) == 0)
-			return c.utime_us + c.stime_us;
+/* From the batch source: one read of the iterator at the tick's first
+ * process, then a lookup per process. */
+static int read_bpf(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
+{
+	const struct lwk_taskiter_proc *q;
+
+	if (!s->ti_read) {
+		s->ti_read = true;
+		lwk_taskiter_read(s->ti); /* on failure, no process is found */
 	}
-	return (st->utime + st->stime) * 1000000ULL / (uint64_t)s->clk_tck;
+	q = lwk_taskiter_find(s->ti, pid);
+	if (!q)
+		return -1; /* gone since it was listed */
+	snprintf(p->comm, sizeof(p->comm), "%s", q->comm);
+	p->cpu_us = q->cpu_ns / 1000;
+	p->threads = q->threads;
+	p->start_ticks = q->start_boottime_ns / (1000000000ULL / (uint64_t)s->clk_tck);
+	p->rss_pages = q->rss_pages;
+	return 0;
+}
+
+/*
+ * One process's numbers: from the batch source, or from its stat line,
+ * with the CPU time from taskstats when the sampler uses it and it
+ * answers.  -1 when the process is gone.
+ */
+static int read_proc(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
+{
+	struct lwk_procstat st;
+	struct lwk_task_cpu c;
+
+	if (s->use_bpf)
+		return read_bpf(s, pid, p);
+	if (lwk_proctab_read(s->tab, pid, &st))
+		return -1;
+	memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->threads = st.num_threads;
+	p->start_ticks = st.starttime;
+	p->rss_pages = st.rss_pages;
+	/* taskstats' utime and stime are sampled at ticks, off by 15% from
+	 * the run time under contention; its run time is what /proc adds
+	 * up to (and the bpf source reads), where the kernel gives it. */
+	if (s->use_taskstats && lwk_taskstats_query(&s->ts, pid, 1, &c) == 0)
+		p->cpu_us = c.run_virtual_ns ? c.run_virtual_ns / 1000 : c.utime_us + c.stime_us;
+	else
+		p->cpu_us = (st.utime + st.stime) * 1000000ULL / (uint64_t)s->clk_tck;
+	return 0;
 }
 
 /* The job's totals in a sample. */
@@ -118,8 +163,7 @@ static size_t list_procs(struct lwk_sampling *s, size_t o, bool full, bool new_p
 
 	for (size_t i = 0; i < s->npids; i++) {
 		struct lwk_sample_proc *ps = &s->known[i];
-		struct lwk_procstat st;
-		uint64_t cpu_us;
+		struct proc_now p;
 
 		if (ps->pid != s->pids[i])
 			memset(ps, 0, sizeof(*ps)), ps->pid = s->pids[i];
@@ -131,19 +175,18 @@ static size_t list_procs(struct lwk_sampling *s, size_t o, bool full, bool new_p
 			sum->rss_kb += ps->rss_kb;
 			continue;
 		}
-		if (lwk_proctab_read(s->tab, s->pids[i], &st))
+		if (read_proc(s, s->pids[i], &p))
 			continue; /* gone since it was listed */
-		cpu_us = proc_cpu_us(s, s->pids[i], &st);
-		ps->cpu_us = cpu_us;
-		ps->start_ticks = st.starttime;
-		ps->rss_kb = st.rss_pages * (uint64_t)s->page_kb;
-		sum->cpu_us += cpu_us;
+		ps->cpu_us = p.cpu_us;
+		ps->start_ticks = p.start_ticks;
+		ps->rss_kb = p.rss_pages * (uint64_t)s->page_kb;
+		sum->cpu_us += p.cpu_us;
 		sum->rss_kb += ps->rss_kb;
-		lwk_json_string(st.comm, comm, sizeof(comm));
+		lwk_json_string(p.comm, comm, sizeof(comm));
 		if (s->line_cap - o > 256) {
 			OUT("%s{\"pid\":%d,\"comm\":%s,\"cpu_us\":%llu,\"threads\":%llu}",
-			    listed ? "," : "", (int)st.pid, comm, (unsigned long long)cpu_us,
-			    (unsigned long long)st.num_threads);
+			    listed ? "," : "", (int)s->pids[i], comm, (unsigned long long)p.cpu_us,
+			    (unsigned long long)p.threads);
 			listed++;
 		}
 	}
@@ -159,6 +202,7 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 	bool new_procs;
 	double busy_pct;
 
+	s->ti_read = false;
 	busy_pct = read_node(s, full, &new_procs);
 	now_ticks = now_ns(CLOCK_BOOTTIME) / (1000000000ULL / (uint64_t)s->clk_tck);
 

@@ -16,18 +16,24 @@
 #include "common/options.h"
 #include "node/procfs.h"
 #include "node/procstat.h"
+#include "node/taskiter.h"
 #include "node/taskstats.h"
 
 struct lwk_sample_proc; /* a job process as last read */
 
 /* The caller sets o, job, node, cgroup (or NULL) and proc_root, and
- * opens ns and (when used) ts; the rest is the samples' own. */
+ * opens ns and the source (lwk_sample_source_open); the rest is the
+ * samples' own. */
 struct lwk_sampling {
 	struct lwk_syncmon_opts o;
 	uint32_t job;
 	const char *node, *cgroup, *proc_root;
 	struct lwk_taskstats ts;
 	bool use_taskstats;
+	struct lwk_taskiter *ti;  /* the batch source, when used (use_bpf) */
+	bool use_bpf;
+	bool ti_read;		  /* the batch was read this tick */
+	char fallback[512];	  /* why a faster source was not used ("" when none) */
 	struct lwk_proctab *tab;
 	struct lwk_nodestat ns;
 	uint64_t prev_busy, prev_total, prev_forks;
@@ -48,6 +54,21 @@ struct lwk_sampling {
  * failed (errno says why), else 0.
  */
 int lwk_sampling_alloc(struct lwk_sampling *s);
+
+/*
+ * Open the per-process source that s->o.source asks for: bpf, taskstats
+ * or proc; auto takes the fastest that works (bpf, then taskstats, then
+ * proc) and says in s->fallback why a faster one was not used.  Returns
+ * -1 with the reason in err only when source=bpf was asked for and
+ * cannot work (the job's tasks fail with it); taskstats asked for and
+ * missing falls back to proc, as it always did.  As root, before the
+ * sampler gives up any capability.
+ */
+int lwk_sample_source_open(struct lwk_sampling *s, char *err, size_t errlen);
+void lwk_sample_source_close(struct lwk_sampling *s);
+
+/* The name of the source in use: "bpf", "taskstats" or "proc". */
+const char *lwk_sample_source_name(const struct lwk_sampling *s);
 
 /*
  * Build the line of tick k (its ideal time, when it was taken, how late,

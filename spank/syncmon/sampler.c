@@ -238,7 +238,6 @@ static int open_output(struct run *r, const struct lwk_sampler_args *a)
 static int set_up(struct run *r)
 {
 	struct lwk_sampling *s = &r->s;
-	char err[512];
 
 	if (lwk_sampling_alloc(s) ||
 	    lwk_sampbuf_init(&r->buf, (size_t)s->o.buffer, fd_write, &r->out_fd) ||
@@ -246,11 +245,34 @@ static int set_up(struct run *r)
 		say("cannot set up: %s", strerror(errno));
 		return -1;
 	}
-	if (s->o.source != LWK_SOURCE_PROC) {
-		s->use_taskstats = lwk_taskstats_open(&s->ts, err, sizeof(err)) == 0;
-		if (!s->use_taskstats)
-			say("%s; reading /proc instead", err);
+	return 0;
+}
+
+/*
+ * Open the per-process source while the sampler is still whole root
+ * (loading BPF needs CAP_BPF and CAP_PERFMON or CAP_SYS_ADMIN, and
+ * before 5.11 a memlock limit that CAP_SYS_RESOURCE may raise).  The
+ * starter waits on ready_fd only for source=bpf, whose failure fails
+ * the job: "r" and the reason, then the fd closes.  0, or the exit
+ * status 3 when source=bpf cannot work.
+ */
+static int open_source(struct run *r, int ready_fd)
+{
+	struct lwk_sampling *s = &r->s;
+	char err[700];
+
+	if (lwk_sample_source_open(s, err, sizeof(err))) {
+		say("%s", err);
+		if (ready_fd >= 0 && dprintf(ready_fd, "r%s", err) < 0)
+			say("cannot tell the starter: %s", strerror(errno));
+		if (ready_fd >= 0)
+			close(ready_fd);
+		return 3;
 	}
+	if (ready_fd >= 0)
+		close(ready_fd);
+	if (s->fallback[0])
+		say("reading processes from %s: %s", lwk_sample_source_name(s), s->fallback);
 	return 0;
 }
 
@@ -259,7 +281,7 @@ static void write_header(struct run *r)
 {
 	struct lwk_sampling *s = &r->s;
 	struct timex tx = { .modes = 0 };
-	char host[256], node_json[600], hj[600];
+	char host[256], node_json[600], hj[600], fb[1100];
 	int clock_state, n;
 
 	clock_state = adjtimex(&tx);
@@ -267,17 +289,18 @@ static void write_header(struct run *r)
 	host[sizeof(host) - 1] = '\0';
 	lwk_json_string(s->node, node_json, sizeof(node_json));
 	lwk_json_string(host, hj, sizeof(hj));
+	lwk_json_string(s->fallback, fb, sizeof(fb));
 	n = snprintf(s->line, s->line_cap,
 		     "{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":%u,\"node\":%s,"
 		     "\"host\":%s,\"interval_us\":%llu,\"offset_us\":%llu,\"flush_every\":%llu,"
-		     "\"fullscan_every\":%llu,\"buffer_bytes\":%llu,\"source\":\"%s\","
+		     "\"fullscan_every\":%llu,\"buffer_bytes\":%llu,\"source\":\"%s\",\"source_fallback\":%s,"
 		     "\"idle_threshold_pct\":%.2f,\"clock\":{\"synced\":%s,\"status\":%d,"
 		     "\"maxerror_us\":%ld,\"esterror_us\":%ld},\"clk_tck\":%ld,"
 		     "\"job_cgroup\":%s,\"start_ns\":%llu}\n",
 		     s->job, node_json, hj, (unsigned long long)s->o.interval,
 		     (unsigned long long)s->o.offset, (unsigned long long)s->o.flush,
 		     (unsigned long long)s->o.fullscan, (unsigned long long)s->o.buffer,
-		     s->use_taskstats ? "taskstats" : "proc", (double)s->o.idle / 100.0,
+		     lwk_sample_source_name(s), fb, (double)s->o.idle / 100.0,
 		     (clock_state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? "false" : "true",
 		     tx.status, tx.maxerror, tx.esterror, s->clk_tck, s->cgroup ? "true" : "false",
 		     (unsigned long long)now_ns(CLOCK_REALTIME));
@@ -381,17 +404,25 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		say("%s", err);
 		return 2;
 	}
+	/* Only source=bpf can fail the job: the starter waits for no other. */
+	if (a->ready_fd >= 0 && r.s.o.source != LWK_SOURCE_BPF)
+		close(a->ready_fd);
 	if (a->cpus && (rc = pin_to_cpus(a->cpus)))
 		return rc;
 	prepare_process();
 	record_pid(a->state);
-	if (open_output(&r, a) || set_up(&r))
+	if ((rc = open_source(&r, r.s.o.source == LWK_SOURCE_BPF ? a->ready_fd : -1)))
+		return rc;
+	if (open_output(&r, a) || set_up(&r)) {
+		lwk_sample_source_close(&r.s);
 		return 1;
+	}
 	write_header(&r);
 	run_ticks(&r);
 	write_footer(&r);
 	lwk_sampbuf_flush(&r.buf);
 	close(r.out_fd);
+	lwk_sample_source_close(&r.s); /* nothing of it stays in the kernel */
 	say("job %u node %s: stopped after %llu samples", r.s.job, r.s.node,
 	    (unsigned long long)r.samples);
 	snprintf(path, sizeof(path), "%s/syncmon.pid", a->state);

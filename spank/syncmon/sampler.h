@@ -25,12 +25,15 @@ struct lwk_sampler_args {
 	const char *proc_root;	/* "/proc", or a test tree */
 	const char *cpus;	/* CPUs to run on, or NULL */
 	uint64_t orphan_after;	/* s without a job process here before it stops */
+	int ready_fd;		/* the starter's pipe, or -1 (see --ready-fd) */
 };
 
 /*
  * Run until SIGTERM or SIGINT, or until the job has had no process on
  * the node for orphan_after seconds.  Returns the exit status: 0, 2 for
- * a bad --options or --cpus, 1 when it could not start sampling.
+ * a bad --options or --cpus, 1 when it could not start sampling, 3 when
+ * source=bpf was asked for and cannot work (the reason also goes to
+ * ready_fd: the starter fails the job with it).
  */
 int lwk_sampler_run(const struct lwk_sampler_args *a);
 

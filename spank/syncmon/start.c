@@ -199,7 +199,8 @@ static void detach(void)
 /*
  * In the child: fd 3: the locked file, held for the sampler's life (no
  * close-on-exec); fd 4: the checked program, for fexecve; fd 5: the pipe
- * (close-on-exec); 0, 1 and 2 on /dev/null; nothing else.  Each first
+ * (kept across exec: --ready-fd 5; the sampler closes it at once unless
+ * it was asked for source=bpf); 0, 1 and 2 on /dev/null; nothing else.  Each first
  * moves out of the way so that placing one cannot clobber another.
  */
 static int place_fds(const struct launch *l)
@@ -218,7 +219,7 @@ static int place_fds(const struct launch *l)
 		dup2(null, 2);
 	}
 	if (dup2(lk, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 || dup3(prog, 4, O_CLOEXEC) < 0 ||
-	    dup3(wr, 5, O_CLOEXEC) < 0)
+	    dup2(wr, 5) < 0)
 		return -1;
 	closefrom(6);
 	return 0;
@@ -265,6 +266,8 @@ static void exec_sampler(const struct launch *l)
 	argv[i++] = l->state;
 	argv[i++] = "--options";
 	argv[i++] = a->options;
+	argv[i++] = "--ready-fd";
+	argv[i++] = "5";
 	if (a->cgroup) {
 		argv[i++] = "--cgroup";
 		argv[i++] = a->cgroup;
@@ -276,7 +279,7 @@ static void exec_sampler(const struct launch *l)
 	argv[i] = NULL;
 	fexecve(4, (char *const *)argv, envp);
 	e = errno;
-	if (write(5, &e, sizeof(e)) < 0) {
+	if (write(5, "x", 1) < 0 || write(5, &e, sizeof(e)) < 0) {
 		/* the starter sees a closed pipe: still an error */
 	}
 }
@@ -300,9 +303,11 @@ static void run_child(const struct launch *l)
 }
 
 /*
- * The child's report on the pipe fd: the sampler's pid, then nothing
- * (the exec closed the pipe) or the errno of a failed exec.  Returns the
- * pid, or -1 (message in err).  Closes fd.
+ * The child's report on the pipe fd: the sampler's pid, then until the
+ * pipe closes: nothing (the sampler runs), "x" and the errno of a failed
+ * exec, or "r" and the sampler's refusal of the job's options (source=bpf
+ * on a node where it cannot work).  Returns the pid, -1 (message in err),
+ * or -2 for a refusal (the reason in err).  Closes fd.
  */
 static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 {
@@ -310,6 +315,8 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 	int exec_errno = 0;
 	struct timespec now;
 	uint64_t deadline;
+	char msg[600];
+	size_t got;
 
 	/* Exec is quick; the bound is for a stray copy of the pipe's write
 	 * end (another thread's fork at the wrong moment). */
@@ -321,13 +328,19 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 		snprintf(err, errlen, "lwk: cannot start the sampler %s: it did not report", program);
 		return -1;
 	}
-	if (read_within(fd, &exec_errno, sizeof(exec_errno), deadline) == sizeof(exec_errno)) {
-		close(fd);
+	got = read_within(fd, msg, sizeof(msg) - 1, deadline);
+	close(fd);
+	msg[got] = '\0';
+	if (got == 1 + sizeof(exec_errno) && msg[0] == 'x') {
+		memcpy(&exec_errno, msg + 1, sizeof(exec_errno));
 		snprintf(err, errlen, "lwk: cannot run the sampler %s: %s", program,
 			 strerror(exec_errno));
 		return -1; /* it exited: its lock went with it */
 	}
-	close(fd);
+	if (got > 1 && msg[0] == 'r') {
+		snprintf(err, errlen, "lwk: %s", msg + 1);
+		return -2; /* it exits by itself */
+	}
 	return sampler;
 }
 
@@ -384,7 +397,7 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 		;
 	sampler = await_report(l.ready[0], a->program, err, errlen);
 	if (sampler < 0)
-		return -1;
+		return (int)sampler;
 	if (write_pid(state, sampler)) {
 		/* The stop still finds it by its command line. */
 		snprintf(err, errlen, "lwk: cannot record the sampler's pid in %s: %s", state,

@@ -70,6 +70,46 @@ test_three_nodes_write_three_files_with_aligned_ticks() {
 		fail "tick sample times differ by a median $((median / 1000000)) ms across nodes (bound 50 ms)"
 }
 
+# source=bpf: every node reads the job's processes with the BPF task
+# iterator and says so in its header; nothing of it stays loaded once the
+# job has ended.  (Where it cannot load, the job's tasks fail with the
+# reason: testsuite/unit/syncmon/check_start.c.)
+test_source_bpf_reads_the_job_through_the_task_iterator() {
+	[ "$LWK_NODES" -ge 2 ] || skip "needs 2 nodes, the cluster has $LWK_NODES"
+	on_each_node sh -c '[ ! -r /sys/kernel/btf/vmlinux ]' && skip "a node has no BTF (/sys/kernel/btf/vmlinux)"
+	local dir=$LWK_WORK/sm-bpf jid f i
+	mkdir -p "$dir"
+	jid=$(sbatch --parsable -N2 -o "$dir/job.out" --sync-monitor=source=bpf,interval=100ms,dir="$dir" \
+		--wrap 'srun -N2 sleep 2') || fail "sbatch failed"
+	wait_job "$jid"
+	grep -q "bpf: not built" "$dir/job.out" 2>/dev/null && skip "the sampler was built without its BPF source"
+	# Known gap: Linux 6.1's verifier refuses the program (EINVAL, its
+	# pre-6.2 memory counters path); there source=bpf must fail the job
+	# with the reason (source=auto falls back), and does.
+	if on_node node1 sh -c 'v=$(uname -r); [ "${v%%.*}" -lt 6 ] ||
+		{ [ "${v%%.*}" = 6 ] && m=${v#6.} && [ "${m%%[!0-9]*}" -lt 2 ]; }'; then
+		[ "$job_state" = FAILED ] || fail "job $jid ended $job_state on $(on_node node1 uname -r): $(cat "$dir/job.out")"
+		assert_grep "lwk: --sync-monitor source=bpf cannot work on this node: bpf: verifier or loader refused the task iterator" \
+			"$dir/job.out" "the job's output"
+		return 0
+	fi
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$dir/job.out" 2>/dev/null)"
+	[ "$(find "$dir" -name "syncmon-$jid-*.jsonl" | wc -l)" = 2 ] || fail "files: $(ls "$dir")"
+	for f in "$dir"/syncmon-"$jid"-*.jsonl; do
+		head -1 "$f" | grep -q '"source":"bpf","source_fallback":""' || fail "$f: $(head -1 "$f")"
+		grep -q '^{"k".*"procs":\[{"pid"' "$f" || fail "$f: no process of the job listed"
+	done
+	for ((i = 0; i < 40; i++)); do
+		sampler_running "$jid" || break
+		sleep 0.25
+	done
+	if on_each_node sh -c 'command -v bpftool >/dev/null'; then
+		on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q .' &&
+			fail "the task iterator is still loaded after job $jid: $(on_each_node bpftool prog show name job_tasks)"
+	fi
+	return 0
+}
+
 test_one_sampler_per_node_however_many_steps() {
 	need_private
 	local dir=$LWK_WORK/sm-steps jid starts

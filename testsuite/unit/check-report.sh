@@ -98,6 +98,14 @@ else
 	fail "the files named give another report (exit $st): $(diff "$tmp/summary" "$tmp/out")"
 fi
 
+# Without a job cgroup, job.cpu_us sums the processes present and is 0
+# once they exited: the job used what its processes last had.  Fixture:
+# ranks that ran 3 s and 5 s and exited, and an idle helper (0.2 s)
+# listed at full scans only.
+report --no-plots "$fx/exited"
+expect "job 4244 (no job cgroup, every process exited): 8.20 CPU seconds, not 0.00" \
+	"$(row node1 | cut -d' ' -f10)" "8.20"
+
 # --------------------------------------------------------------- refusals
 
 report --no-plots "$fx"

@@ -29,10 +29,25 @@ mon=$!
 sleep 1.5
 ok "pinned to CPU 0 by --cpus" "grep -q '^Cpus_allowed_list:[[:space:]]*0$' /proc/$mon/status"
 ok "its pid is in the state directory" "[ \"\$(cat $tmp/state/syncmon.pid)\" = $mon ]"
+# The BPF objects it holds (the source=bpf that auto picks where it can):
+# their ids, from its fds, to look for once it has gone.
+bpf_ids=$(cat /proc/$mon/fdinfo/* 2>/dev/null | sed -n 's/^\(prog_id\|link_id\|map_id\):[[:space:]]*\([0-9]*\)$/\1 \2/p' | sort -u)
 kill -TERM $mon
 wait $mon
 ok "exits 0 on SIGTERM" "[ $? = 0 ]"
 f=$tmp/out/syncmon-4242-tnode.jsonl
+if ! head -1 "$f" | grep -q '"source":"bpf"'; then
+	echo "skip: nothing of BPF to find unloaded: the sampler used $(head -1 "$f" | sed -n 's/.*"source":"\([a-z]*\)".*/\1/p')"
+elif ! command -v bpftool >/dev/null; then
+	echo "skip: nothing of BPF left loaded: no bpftool to look with"
+else
+	ok "it held its BPF program, link and map while it ran ($(echo $bpf_ids))" \
+		"echo '$bpf_ids' | grep -q '^prog_id ' && echo '$bpf_ids' | grep -q '^link_id ' && echo '$bpf_ids' | grep -q '^map_id '"
+	left=$(echo "$bpf_ids" | while read -r kind id; do
+		[ -n "$id" ] && bpftool "${kind%_id}" show id "$id" >/dev/null 2>&1 && echo "$kind $id"
+	done)
+	ok "nothing of it stays loaded in the kernel after it exits${left:+ ($left)}" "[ -z '$left' ]"
+fi
 ok "one file, named by job and node" "[ -f $f ]"
 ok "a header first" "head -1 $f | grep -q '^{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":4242,\"node\":\"tnode\"'"
 ok "a footer last, nothing lost" "tail -1 $f | grep -q '^{\"end\":true,.*\"dropped\":0'"

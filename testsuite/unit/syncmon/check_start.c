@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,6 +201,34 @@ START_TEST(a_sampler_that_cannot_run_is_an_error)
 }
 END_TEST
 
+/*
+ * source=bpf where BPF cannot work is the job's error, not a silent
+ * fallback: the sampler says why on --ready-fd and exits, and the start
+ * returns -2 with the reason, for the job's tasks to fail with.  Made
+ * real by starting the real sampler without the capabilities to load
+ * BPF (dropped from this test process's bounding set: Check runs each
+ * test in its own process); a build without BPF refuses as well.
+ */
+START_TEST(source_bpf_that_cannot_work_is_refused_with_the_reason)
+{
+	const char *program = sampler_path();
+	static const int caps[] = { 21 /* SYS_ADMIN */, 38 /* PERFMON */, 39 /* BPF */ };
+	struct lwk_syncmon_start a = starter_args(4100030, program);
+	char err[512] = "";
+	int rc;
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(*caps); i++)
+		prctl(PR_CAPBSET_DROP, caps[i], 0, 0, 0); /* EINVAL: an older kernel's unknown cap */
+	a.options = "source=bpf";
+	rc = lwk_syncmon_start(&a, err, sizeof(err));
+	lwk_syncmon_stop(starter_root, "n1", 4100030, 1000, NULL, 0);
+	ck_assert_int_eq(rc, -2);
+	ck_assert_msg(strstr(err, "lwk: --sync-monitor source=bpf cannot work on this node: bpf: ") &&
+			      (strstr(err, "no permission") || strstr(err, "not built")),
+		      "message: %s", err);
+}
+END_TEST
+
 Suite *start_root_suite(void)
 {
 	Suite *s = suite_create("start");
@@ -210,6 +239,7 @@ Suite *start_root_suite(void)
 	tcase_add_test(tc, start_then_immediate_stop_stops_the_sampler);
 	tcase_add_test(tc, the_pid_is_recorded_before_start_returns);
 	tcase_add_test(tc, a_sampler_that_cannot_run_is_an_error);
+	tcase_add_test(tc, source_bpf_that_cannot_work_is_refused_with_the_reason);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The BPF task iterator's loader and reader (node/taskiter.h). */
+#include "node/taskiter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef HAVE_BPF
+
+bool lwk_taskiter_built(void)
+{
+	return false;
+}
+
+struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen)
+{
+	(void)max_procs;
+	snprintf(err, errlen, "bpf: not built (configure found no clang, libbpf or bpftool)");
+	errno = ENOSYS;
+	return NULL;
+}
+
+void lwk_taskiter_close(struct lwk_taskiter *ti)
+{
+	(void)ti;
+}
+
+int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
+{
+	(void)ti, (void)pids, (void)n;
+	errno = ENOSYS;
+	return -1;
+}
+
+int lwk_taskiter_read(struct lwk_taskiter *ti)
+{
+	(void)ti;
+	errno = ENOSYS;
+	return -1;
+}
+
+const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti, pid_t pid)
+{
+	(void)ti, (void)pid;
+	return NULL;
+}
+
+#else /* HAVE_BPF */
+
+#include <stdarg.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "node/taskiter_rec.h"
+#include "node/taskiter.skel.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define READ_RECS 512 /* records per read() */
+
+struct lwk_taskiter {
+	struct lwk_taskiter_bpf *skel;
+	int map_fd;
+	size_t max;
+	pid_t *in_map;		/* the pids in the map, sorted */
+	size_t n_in_map;
+	pid_t *want;		/* scratch: the new list, sorted */
+	struct lwk_taskiter_proc *procs; /* the last read's */
+	size_t nprocs;
+	int32_t *index;		/* open addressing by pid: into procs, -1 free */
+	size_t index_cap;
+	size_t *slot;		/* the index slot of each of procs */
+	unsigned char *buf;	/* READ_RECS records */
+};
+
+bool lwk_taskiter_built(void)
+{
+	return true;
+}
+
+/* libbpf's messages while loading: the last warning is the reason. */
+static char last_msg[512];
+
+static int keep_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	if (n)
+		snprintf(last_msg, sizeof(last_msg), "%s", line);
+	return 0;
+}
+
+static void why_not(int e, char *err, size_t errlen)
+{
+	if (e == EPERM || e == EACCES)
+		snprintf(err, errlen,
+			 "bpf: no permission to load the task iterator (needs CAP_BPF and "
+			 "CAP_PERFMON, or CAP_SYS_ADMIN): %s", strerror(e));
+	else
+		snprintf(err, errlen, "bpf: verifier or loader refused the task iterator: %s%s%s",
+			 strerror(e), last_msg[0] ? ": " : "", last_msg);
+}
+
+static int alloc_tables(struct lwk_taskiter *ti, size_t max)
+{
+	ti->max = max;
+	ti->index_cap = 16;
+	while (ti->index_cap < max * 2)
+		ti->index_cap *= 2;
+	ti->in_map = calloc(max, sizeof(*ti->in_map));
+	ti->want = calloc(max, sizeof(*ti->want));
+	ti->procs = calloc(max, sizeof(*ti->procs));
+	ti->slot = calloc(max, sizeof(*ti->slot));
+	ti->index = malloc(ti->index_cap * sizeof(*ti->index));
+	ti->buf = malloc(READ_RECS * sizeof(struct lwk_taskiter_rec));
+	if (!ti->in_map || !ti->want || !ti->procs || !ti->slot || !ti->index || !ti->buf)
+		return -1;
+	memset(ti->index, 0xff, ti->index_cap * sizeof(*ti->index));
+	return 0;
+}
+
+struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen)
+{
+	struct lwk_taskiter *ti;
+	libbpf_print_fn_t old;
+	int e;
+
+	if (access(BTF_PATH, R_OK)) {
+		snprintf(err, errlen, "bpf: no BTF at %s (a kernel without CONFIG_DEBUG_INFO_BTF)",
+			 BTF_PATH);
+		return NULL;
+	}
+	ti = calloc(1, sizeof(*ti));
+	if (!ti || alloc_tables(ti, max_procs ? max_procs : 1)) {
+		snprintf(err, errlen, "bpf: %s", strerror(ENOMEM));
+		lwk_taskiter_close(ti);
+		return NULL;
+	}
+	last_msg[0] = '\0';
+	old = libbpf_set_print(keep_msg);
+	ti->skel = lwk_taskiter_bpf__open();
+	e = ti->skel ? 0 : errno;
+	if (!e && bpf_map__set_max_entries(ti->skel->maps.job_tgids, (__u32)ti->max))
+		e = errno;
+	if (!e && lwk_taskiter_bpf__load(ti->skel))
+		e = errno;
+	if (!e && lwk_taskiter_bpf__attach(ti->skel))
+		e = errno;
+	libbpf_set_print(old);
+	if (e) {
+		why_not(e, err, errlen);
+		lwk_taskiter_close(ti);
+		return NULL;
+	}
+	ti->map_fd = bpf_map__fd(ti->skel->maps.job_tgids);
+	return ti;
+}
+
+void lwk_taskiter_close(struct lwk_taskiter *ti)
+{
+	if (!ti)
+		return;
+	if (ti->skel)
+		lwk_taskiter_bpf__destroy(ti->skel); /* link, program and map fds */
+	free(ti->in_map);
+	free(ti->want);
+	free(ti->procs);
+	free(ti->slot);
+	free(ti->index);
+	free(ti->buf);
+	free(ti);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
+{
+	size_t i = 0, j = 0, m = 0;
+	__u8 one = 1;
+	int rc = 0;
+
+	if (n > ti->max)
+		n = ti->max;
+	memcpy(ti->want, pids, n * sizeof(*pids));
+	qsort(ti->want, n, sizeof(*ti->want), cmp_pid);
+	/* Walk both sorted lists: delete what left, add what came. */
+	while (i < ti->n_in_map || j < n) {
+		if (j < n && m && ti->want[j] == ti->want[m - 1]) {
+			j++; /* a duplicate in the list */
+			continue;
+		}
+		if (j >= n || (i < ti->n_in_map && ti->in_map[i] < ti->want[j])) {
+			__u32 k = (__u32)ti->in_map[i++];
+
+			bpf_map_delete_elem(ti->map_fd, &k);
+		} else if (i >= ti->n_in_map || ti->want[j] < ti->in_map[i]) {
+			__u32 k = (__u32)ti->want[j];
+
+			if (bpf_map_update_elem(ti->map_fd, &k, &one, BPF_ANY))
+				rc = -1;
+			ti->want[m++] = ti->want[j++];
+		} else {
+			i++;
+			ti->want[m++] = ti->want[j++];
+		}
+	}
+	/* The list now in the map (want, compacted) becomes in_map. */
+	{
+		pid_t *t = ti->in_map;
+
+		ti->in_map = ti->want;
+		ti->want = t;
+		ti->n_in_map = m;
+	}
+	return rc;
+}
+
+static size_t slot_of(const struct lwk_taskiter *ti, pid_t pid)
+{
+	return ((size_t)pid * 2654435761u) & (ti->index_cap - 1);
+}
+
+/* Add one thread's record to its process. */
+static void add_record(struct lwk_taskiter *ti, const struct lwk_taskiter_rec *r)
+{
+	size_t s = slot_of(ti, (pid_t)r->tgid);
+	struct lwk_taskiter_proc *p;
+
+	while (ti->index[s] >= 0 && ti->procs[ti->index[s]].pid != (pid_t)r->tgid)
+		s = (s + 1) & (ti->index_cap - 1);
+	if (ti->index[s] < 0) {
+		if (ti->nprocs >= ti->max)
+			return;
+		ti->index[s] = (int32_t)ti->nprocs;
+		ti->slot[ti->nprocs] = s;
+		p = &ti->procs[ti->nprocs++];
+		p->pid = (pid_t)r->tgid;
+		memcpy(p->comm, r->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		p->cpu_ns = r->dead_cpu_ns;
+		p->threads = r->threads;
+		p->rss_pages = r->rss_pages;
+		p->start_boottime_ns = r->start_boottime_ns;
+	}
+	p = &ti->procs[ti->index[s]];
+	p->cpu_ns += r->cpu_ns;
+}
+
+/* Forget the last read: clear only the slots it used. */
+static void reset(struct lwk_taskiter *ti)
+{
+	for (size_t i = 0; i < ti->nprocs; i++)
+		ti->index[ti->slot[i]] = -1;
+	ti->nprocs = 0;
+}
+
+int lwk_taskiter_read(struct lwk_taskiter *ti)
+{
+	const size_t rec = sizeof(struct lwk_taskiter_rec);
+	size_t have = 0;
+	ssize_t n;
+	int fd, e = 0;
+
+	reset(ti);
+	if (!ti->n_in_map)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(ti->skel->links.job_tasks));
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		n = read(fd, ti->buf + have, READ_RECS * rec - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		have += (size_t)n;
+		for (size_t at = 0; at + rec <= have; at += rec)
+			add_record(ti, (const void *)(ti->buf + at));
+		/* A record cut between two reads: keep its start. */
+		memmove(ti->buf, ti->buf + have - have % rec, have % rec);
+		have %= rec;
+	}
+	close(fd);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return (int)ti->nprocs;
+}
+
+const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti, pid_t pid)
+{
+	size_t s = slot_of(ti, pid);
+
+	while (ti->index[s] >= 0) {
+		if (ti->procs[ti->index[s]].pid == pid)
+			return &ti->procs[ti->index[s]];
+		s = (s + 1) & (ti->index_cap - 1);
+	}
+	return NULL;
+}
+
+#endif /* HAVE_BPF */

@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The sampler's numbers are the same whichever source it reads
+# (--sync-monitor source=bpf, taskstats, proc): the same processes, the
+# same thread counts, CPU times within one clock tick.  Runs the real
+# lwk-syncmon three times on the same processes, frozen with SIGSTOP
+# after they spun (one of them has a thread that already exited, whose
+# time the kernel keeps in the process's signal_struct): once found by
+# their environment, and once in a cgroup of their own on the cgroup v2
+# mount (given with --cgroup, as Slurm's job cgroup would be), when the
+# node has one (v2, or hybrid as this host's /sys/fs/cgroup/unified).
+#
+# Needs root and the bpf source (exit 77, with the reason, otherwise);
+# taskstats missing is a skip of that source only.  Runs from make
+# check, or by hand on a node with the package installed:
+#   SYNCMON=/usr/libexec/slurm-lwk/lwk-syncmon bash check-sources.sh
+set -u
+bin=${SYNCMON:-./lwk-syncmon}
+fails=0
+ok() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "the sampler must run as root (it loads BPF, takes the job user's identity)"
+command -v python3 >/dev/null || skip "python3 is needed to compare the samples"
+[ -x "$bin" ] || skip "no sampler at $bin (set SYNCMON)"
+job=4250
+tmp=$(mktemp -d)
+cg=
+kids=
+cleanup() {
+	[ -n "$kids" ] && kill -KILL $kids 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/state"
+
+# The workload: processes of 1, 2 and 4 spinning threads, each after a
+# thread that spun 0.2 s and exited, and one idle process.
+cat >"$tmp/spin.py" <<'PY'
+import sys, threading, time
+def spin(until):
+    while time.time() < until:
+        pass
+t = threading.Thread(target=spin, args=(time.time() + 0.2,))
+t.start()
+t.join()
+for _ in range(int(sys.argv[1]) - 1):
+    threading.Thread(target=spin, args=(float("inf"),), daemon=True).start()
+spin(float("inf"))
+PY
+# One comparison: the workload, frozen, sampled by each source.  Mode
+# "environment": the sampler finds the processes by their environment
+# (no job cgroup: proctrack/linuxproc, or cgroup v1 as on this host);
+# "cgroup2 ROOT": they sit in a cgroup of their own under the cgroup v2
+# mount ROOT, given with --cgroup, as Slurm's job cgroup would be.
+compare() {
+	local mode=$1 root=${2:-} s mon
+	kids= cg=
+	rm -rf "$tmp"/out.* "$tmp"/rc.* "$tmp/state"/*
+	for n in 1 2 4; do
+		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 "$tmp/spin.py" $n &
+		kids="$kids $!"
+	done
+	SLURM_JOB_ID=$job SLURMD_NODENAME=tnode sleep 60 &
+	kids="$kids $!"
+	cgopt=()
+	if [ "$mode" = cgroup2 ]; then
+		cg=$root/lwk-check-sources.$$
+		mkdir "$cg" && for p in $kids; do echo "$p" >"$cg/cgroup.procs"; done
+		cgopt=(--cgroup "$cg")
+	fi
+	echo "# $mode${root:+ $root}: the processes$kids${cg:+ in $cg}"
+	sleep 1.5
+	kill -STOP $kids
+	sleep 0.3 # stopped everywhere: their CPU times no longer move
+	for s in bpf taskstats proc; do
+		mkdir -p "$tmp/out.$s"
+		"$bin" --job $job --node tnode --uid 0 --gid 0 --dir "$tmp/out.$s" --state "$tmp/state" \
+			--options "interval=50ms,source=$s" "${cgopt[@]}" 2>"$tmp/err.$s" &
+		mon=$!
+		sleep 0.4
+		kill -TERM $mon 2>/dev/null
+		wait $mon
+		echo $? >"$tmp/rc.$s"
+	done
+	if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
+		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
+	fi
+	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+tmp, kids, mode = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3]
+fails = 0
+def ok(what, cond):
+    global fails
+    print(("ok: " if cond else "FAIL: ") + mode + ": " + what)
+    fails += not cond
+runs = {}
+for s in ("bpf", "taskstats", "proc"):
+    d = os.path.join(tmp, "out." + s)
+    files = os.listdir(d) if os.path.isdir(d) else []
+    if len(files) != 1:
+        ok("source=%s wrote one file" % s, False)
+        continue
+    lines = [json.loads(l) for l in open(os.path.join(d, files[0])) if l.strip()]
+    head, first = lines[0], next((l for l in lines if "k" in l and l["full_scan"]), None)
+    runs[s] = (head, first)
+head, _ = runs.get("bpf", ({}, None))
+ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
+if runs.get("taskstats", ({}, None))[0].get("source") != "taskstats":
+    print("skip: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None))[0].get("source_fallback", "no output")))
+    runs.pop("taskstats", None)
+ok("source=proc: the header says proc", runs.get("proc", ({}, None))[0].get("source") == "proc")
+tick_us = 1000000 // (head.get("clk_tck") or 100)
+procs = {}
+for s, (h, first) in runs.items():
+    if first is None:
+        ok("source=%s: a full sample" % s, False)
+        continue
+    procs[s] = {p["pid"]: p for p in first["procs"]}
+    ok("source=%s: the job's %d processes, no other (%s)" % (s, len(kids), sorted(procs[s])),
+       sorted(procs[s]) == sorted(kids) and first["job"]["nprocs"] == len(kids))
+# proc rounds utime and stime down to a clock tick each: it is up to two
+# ticks below the run time the others read, never above it.
+def close(s, x, y):
+    return 0 <= x - y < 2 * tick_us if s == "proc" else abs(x - y) <= tick_us
+pairs = [(a, b) for a, b in (("taskstats", "bpf"), ("proc", "bpf"), ("proc", "taskstats"))
+         if a in procs and b in procs]
+for s, t in pairs:
+    a, b = procs[t], procs[s]
+    common = sorted(set(a) & set(b))
+    ok("%s and %s: the same thread counts (%s)" % (t, s, [(p, a[p]["threads"], b[p]["threads"]) for p in common]),
+       all(a[p]["threads"] == b[p]["threads"] for p in common))
+    diffs = [(p, a[p]["cpu_us"], b[p]["cpu_us"]) for p in common]
+    ok("%s and %s: CPU times within %s (%s)" % (t, s, "two clock ticks below (proc rounds utime and stime down)"
+       if s == "proc" else "one clock tick", diffs), all(close(s, x, y) for _, x, y in diffs))
+for s in procs:
+    ok("%s: the spinners ran (over 0.1 s of CPU each)" % s,
+       sum(1 for p in procs[s].values() if p["cpu_us"] > 100000) == len(kids) - 1)
+sys.exit(1 if fails else 0)
+PY
+	kill -KILL $kids 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$cg" ] && rmdir "$cg"
+	kids= cg=
+}
+
+compare environment
+# Every cgroup v2 mount: /sys/fs/cgroup on a v2 host, the "unified"
+# hierarchy of a hybrid one (no controllers there, but cgroup.procs and
+# cpu.stat, which is what the sampler reads).
+v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$v2" ]; then
+	compare cgroup2 "$v2"
+else
+	echo "skip: no cgroup v2 mount: the --cgroup comparison is for v2 hosts"
+fi
+[ $fails = 0 ]
