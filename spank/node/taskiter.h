@@ -6,8 +6,9 @@
  * taskstats need.  Loaded once (root: CAP_BPF and CAP_PERFMON, or
  * CAP_SYS_ADMIN), its link created once; each read is bpf_iter_create,
  * read and close.  The job is the set of pids given with
- * lwk_taskiter_set_pids.  Without clang, libbpf and bpftool at build
- * time it is a stub whose open says so.
+ * lwk_taskiter_set_pids.  A build without clang, libbpf and bpftool
+ * has no such source: opening it fails with "bpf: not built", and
+ * source=auto uses taskstats or /proc (t50 and check_start test it).
  */
 #ifndef LWK_TASKITER_H
 #define LWK_TASKITER_H
