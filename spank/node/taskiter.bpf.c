@@ -88,8 +88,12 @@ struct {
 
 /* One counter, by a constant index (CO-RE relocates constant indices
  * with the kernel's element size, not a variable one).  Direct loads
- * through the task's BTF pointers: no helper call per field. */
-#define RSS_OLD(mm, i) (((struct mm_struct___old *)(mm))->rss_stat.count[i].counter)
+ * through the task's BTF pointers where the verifier can walk them: no
+ * helper call per field.  Before 6.2 it cannot: the counters are
+ * atomic_long_t, a typedef, and 6.1's verifier refuses a load through
+ * an array of typedefs ("Type 'atomic_long_t' is not a struct"), so
+ * those are read with a helper. */
+#define RSS_OLD(mm, i) BPF_CORE_READ((struct mm_struct___old *)(mm), rss_stat.count[i].counter)
 #define RSS_NEW(mm, i) ((mm)->rss_stat[i].count)
 #define POS(v) ((v) > 0 ? (__u64)(v) : 0) /* as get_mm_counter: a per-CPU lag may go below 0 */
 
