@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The BPF task iterator's loader and reader (node/taskiter.h). */
+#define _GNU_SOURCE /* vasprintf */
 #include "node/taskiter.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti,
 
 #include <stdarg.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -81,34 +83,67 @@ bool lwk_taskiter_built(void)
 	return true;
 }
 
-/* libbpf's messages while loading: the last warning is the reason. */
-static char last_msg[512];
+/*
+ * libbpf's messages while loading: the first warning names the step
+ * that failed (libbpf's last one only says the skeleton did not load),
+ * and the verifier's log, when there is one, ends with its reason.
+ * libbpf's print callback takes no argument of ours, hence statics:
+ * the sampler opens its source once, from its one thread.
+ */
+static char first_msg[512], verifier_msg[512];
+
+static void keep_line(char *dst, size_t len, const char *s, size_t n)
+{
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		n--;
+	while (n && (*s == '\n' || *s == ' ')) {
+		s++;
+		n--;
+	}
+	snprintf(dst, len, "%.*s", (int)n, s);
+}
 
 static int keep_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
-	size_t n;
+	char *text, *end, *line;
 
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || vasprintf(&text, fmt, ap) < 0)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
-		line[--n] = '\0';
-	if (n)
-		snprintf(last_msg, sizeof(last_msg), "%s", line);
+	end = strstr(text, "-- END PROG LOAD LOG --");
+	if (end && strstr(text, "-- BEGIN PROG LOAD LOG --")) {
+		/* The log's last line before its end marker and the
+		 * verifier's statistics ("processed N insns ...",
+		 * "verification time ..."): the reason. */
+		do {
+			while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+				end--;
+			for (line = end; line > text && line[-1] != '\n'; line--)
+				;
+			keep_line(verifier_msg, sizeof(verifier_msg), line, (size_t)(end - line));
+			end = line;
+		} while (line > text && (!strncmp(line, "processed ", 10) ||
+					 !strncmp(line, "verification time ", 18)));
+	} else if (!first_msg[0]) {
+		line = text + strspn(text, "\n ");
+		end = strchr(line, '\n');
+		keep_line(first_msg, sizeof(first_msg), line, end ? (size_t)(end - line) : strlen(line));
+	}
+	free(text);
 	return 0;
 }
 
 static void why_not(int e, char *err, size_t errlen)
 {
-	if (e == EPERM || e == EACCES)
+	/* The verifier refuses with EACCES too: its log tells the two
+	 * apart. */
+	if ((e == EPERM || e == EACCES) && !verifier_msg[0])
 		snprintf(err, errlen,
 			 "bpf: no permission to load the task iterator (needs CAP_BPF and "
 			 "CAP_PERFMON, or CAP_SYS_ADMIN): %s", strerror(e));
 	else
-		snprintf(err, errlen, "bpf: verifier or loader refused the task iterator: %s%s%s",
-			 strerror(e), last_msg[0] ? ": " : "", last_msg);
+		snprintf(err, errlen, "bpf: verifier or loader refused the task iterator: %s%s%s%s%s",
+			 strerror(e), first_msg[0] ? ": " : "", first_msg,
+			 verifier_msg[0] ? "; verifier: " : "", verifier_msg);
 }
 
 static int alloc_tables(struct lwk_taskiter *ti, size_t max)
@@ -129,12 +164,41 @@ static int alloc_tables(struct lwk_taskiter *ti, size_t max)
 	return 0;
 }
 
+/*
+ * Whether this process sees the kernel's pids: the iterator reports
+ * them (task->pid, task->tgid), and the pids the sampler puts in its
+ * map are those of its own /proc and cgroup.procs.  In a pid namespace
+ * of its own (slurmd in a container) none would match.  The initial pid
+ * namespace has a fixed inode (PROC_PID_INIT_INO in the kernel's
+ * proc_ns.h); its NSpid line cannot tell, as a container mounts its own
+ * /proc and sees one level there.
+ */
+#define PID_NS_INIT_INO 0xEFFFFFFCUL
+
+static bool sees_kernel_pids(char *ns, size_t len)
+{
+	struct stat st;
+
+	snprintf(ns, len, "unknown");
+	if (stat("/proc/self/ns/pid", &st))
+		return true; /* a kernel without namespaces */
+	snprintf(ns, len, "pid:[%lu]", (unsigned long)st.st_ino);
+	return (unsigned long)st.st_ino == PID_NS_INIT_INO;
+}
+
 struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen)
 {
 	struct lwk_taskiter *ti;
 	libbpf_print_fn_t old;
+	char ns[64];
 	int e;
 
+	if (!sees_kernel_pids(ns, sizeof(ns))) {
+		snprintf(err, errlen,
+			 "bpf: the sampler runs in a pid namespace of its own (%s): the task "
+			 "iterator gives the kernel's pids, not those it lists", ns);
+		return NULL;
+	}
 	if (access(BTF_PATH, R_OK)) {
 		snprintf(err, errlen, "bpf: no BTF at %s (a kernel without CONFIG_DEBUG_INFO_BTF)",
 			 BTF_PATH);
@@ -146,7 +210,7 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errle
 		lwk_taskiter_close(ti);
 		return NULL;
 	}
-	last_msg[0] = '\0';
+	first_msg[0] = verifier_msg[0] = '\0';
 	old = libbpf_set_print(keep_msg);
 	ti->skel = lwk_taskiter_bpf__open();
 	e = ti->skel ? 0 : errno;
@@ -188,9 +252,21 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Keep the first of each run of equal pids of a sorted list; its
+ * new length. */
+static size_t dedup(pid_t *p, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (!m || p[j] != p[m - 1])
+			p[m++] = p[j];
+	return m;
+}
+
 int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
 {
-	size_t i = 0, j = 0, m = 0;
+	size_t i, j, m = 0;
 	__u8 one = 1;
 	int rc = 0;
 
@@ -198,26 +274,32 @@ int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
 		n = ti->max;
 	memcpy(ti->want, pids, n * sizeof(*pids));
 	qsort(ti->want, n, sizeof(*ti->want), cmp_pid);
-	/* Walk both sorted lists: delete what left, add what came. */
-	while (i < ti->n_in_map || j < n) {
-		if (j < n && m && ti->want[j] == ti->want[m - 1]) {
-			j++; /* a duplicate in the list */
-			continue;
-		}
-		if (j >= n || (i < ti->n_in_map && ti->in_map[i] < ti->want[j])) {
-			__u32 k = (__u32)ti->in_map[i++];
+	n = dedup(ti->want, n);
+	/* First what left (both lists sorted), so that a map at its
+	 * size has room for what came. */
+	for (i = 0, j = 0; i < ti->n_in_map; i++) {
+		while (j < n && ti->want[j] < ti->in_map[i])
+			j++;
+		if (j >= n || ti->want[j] != ti->in_map[i]) {
+			__u32 k = (__u32)ti->in_map[i];
 
 			bpf_map_delete_elem(ti->map_fd, &k);
-		} else if (i >= ti->n_in_map || ti->want[j] < ti->in_map[i]) {
+		}
+	}
+	/* Then what came.  A pid the map refused (no memory) is left out
+	 * of the list in the map, so the next call adds it again. */
+	for (i = 0, j = 0; j < n; j++) {
+		while (i < ti->n_in_map && ti->in_map[i] < ti->want[j])
+			i++;
+		if (i >= ti->n_in_map || ti->in_map[i] != ti->want[j]) {
 			__u32 k = (__u32)ti->want[j];
 
-			if (bpf_map_update_elem(ti->map_fd, &k, &one, BPF_ANY))
+			if (bpf_map_update_elem(ti->map_fd, &k, &one, BPF_ANY)) {
 				rc = -1;
-			ti->want[m++] = ti->want[j++];
-		} else {
-			i++;
-			ti->want[m++] = ti->want[j++];
+				continue;
+			}
 		}
+		ti->want[m++] = ti->want[j];
 	}
 	/* The list now in the map (want, compacted) becomes in_map. */
 	{

@@ -46,7 +46,8 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errle
 void lwk_taskiter_close(struct lwk_taskiter *ti);
 
 /* The job's processes from now on (the map follows the list: only
- * the pids that came or went cost a system call).  0, or -1. */
+ * the pids that came or went cost a system call).  0, or -1 when the
+ * map refused a pid: that one is tried again at the next call. */
 int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n);
 
 /* One read of the iterator.  Returns how many processes it found, or

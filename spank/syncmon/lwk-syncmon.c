@@ -26,8 +26,9 @@ static void usage(void)
 		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
 		"  --orphan-after SECONDS  stop when the job has had no process here\n"
 		"               this long (default 300; the job epilog stops it first)\n"
-		"  --ready-fd FD  with source=bpf, write \"r\" and the reason to FD when the\n"
-		"               BPF source cannot work, and close FD once the source is open\n"
+		"  --ready-fd FD  write \"o\" to FD and close it once the source is open (at\n"
+		"               once but for source=bpf), or \"r\" and the reason when the\n"
+		"               BPF source cannot work\n"
 		"Exit status: 0; 1 could not start sampling; 2 bad arguments; 3 source=bpf\n"
 		"cannot work on this node.\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");

@@ -2,6 +2,7 @@
 /* One --sync-monitor sample (syncmon/sample.h). */
 #include "syncmon/sample.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,10 @@ static bool find_pids(struct lwk_sampling *s, bool full)
 		changed = true;
 	memcpy(s->pids, s->fresh, n * sizeof(*s->pids));
 	s->npids = n;
-	/* The batch source reads the processes its map lists. */
-	if (changed && s->use_bpf)
-		lwk_taskiter_set_pids(s->ti, s->pids, n);
+	/* The batch source reads the processes its map lists; a pid its
+	 * map refused is given again at the next tick. */
+	if ((changed || s->ti_retry) && s->use_bpf)
+		s->ti_retry = lwk_taskiter_set_pids(s->ti, s->pids, n) != 0;
 	return changed;
 }
 
@@ -103,7 +105,12 @@ static int read_bpf(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
 
 	if (!s->ti_read) {
 		s->ti_read = true;
-		lwk_taskiter_read(s->ti); /* on failure, no process is found */
+		/* On failure no process is found this tick: counted for
+		 * the footer, the first one logged by the sampler. */
+		if (lwk_taskiter_read(s->ti)) {
+			if (!s->ti_failures++)
+				snprintf(s->ti_error, sizeof(s->ti_error), "%s", strerror(errno));
+		}
 	}
 	q = lwk_taskiter_find(s->ti, pid);
 	if (!q)
@@ -177,6 +184,13 @@ static size_t list_procs(struct lwk_sampling *s, size_t o, bool full, bool new_p
 		}
 		if (read_proc(s, s->pids[i], &p))
 			continue; /* gone since it was listed */
+		/* A process's CPU time never goes back (the kernel's own
+		 * totals do not); the batch read may miss, once, a thread
+		 * that exits while the iterator passes its process, which
+		 * would read as a drop and, in the report, as a new process
+		 * of the same pid. */
+		if (ps->start_ticks == p.start_ticks && p.cpu_us < ps->cpu_us)
+			p.cpu_us = ps->cpu_us;
 		ps->cpu_us = p.cpu_us;
 		ps->start_ticks = p.start_ticks;
 		ps->rss_kb = p.rss_pages * (uint64_t)s->page_kb;

@@ -33,6 +33,9 @@ struct lwk_sampling {
 	struct lwk_taskiter *ti;  /* the batch source, when used (use_bpf) */
 	bool use_bpf;
 	bool ti_read;		  /* the batch was read this tick */
+	bool ti_retry;		  /* the map refused a pid: give the list again */
+	uint64_t ti_failures;	  /* reads of the batch that failed */
+	char ti_error[128];	  /* why the first one failed */
 	char fallback[512];	  /* why a faster source was not used ("" when none) */
 	struct lwk_proctab *tab;
 	struct lwk_nodestat ns;

@@ -141,24 +141,41 @@ struct run {
 	struct lwk_ticker tick;
 	uint64_t samples, flush_cost, last_full;
 	uint64_t orphan_after; /* s */
+	bool said_source_error;
 };
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
 /*
- * Root writing into the user's file system must not go past the user's
- * quota or into the blocks reserved for root: drop CAP_SYS_RESOURCE
- * (the sampler keeps CAP_NET_ADMIN for taskstats, and the rest of root
- * for its state directory).
+ * What the sampler needs no more once its source is open: root writing
+ * into the user's file system must not go past the user's quota or into
+ * the blocks reserved for root (CAP_SYS_RESOURCE); loading BPF is done,
+ * and its fds need no capability to read the iterator or update the map
+ * (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON), so a sampler that parses the
+ * job's /proc for the job's whole life holds none of them.  It keeps
+ * CAP_NET_ADMIN for taskstats, CAP_SYS_PTRACE for the job's /proc, and
+ * the rest of root for its state directory and the user's identity.
  */
-static int drop_sys_resource(void)
+static int drop_after_open(void)
 {
+	static const int caps[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON };
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -1;
-	data[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
-	data[CAP_SYS_RESOURCE / 32].permitted &= ~(1u << (CAP_SYS_RESOURCE % 32));
-	data[CAP_SYS_RESOURCE / 32].inheritable &= ~(1u << (CAP_SYS_RESOURCE % 32));
+	for (size_t i = 0; i < sizeof(caps) / sizeof(*caps); i++) {
+		unsigned int bit = 1u << (caps[i] % 32);
+
+		data[caps[i] / 32].effective &= ~bit;
+		data[caps[i] / 32].permitted &= ~bit;
+		data[caps[i] / 32].inheritable &= ~bit;
+	}
 	return (int)syscall(SYS_capset, &hdr, data);
 }
 
@@ -218,14 +235,15 @@ static void record_pid(const char *state)
 	}
 }
 
-/* Give up CAP_SYS_RESOURCE and create the output file as the job's
- * user (in r->out_fd).  0, or -1 (logged). */
+/* Give up what loading the source needed, and create the output file
+ * as the job's user (in r->out_fd).  0, or -1 (logged). */
 static int open_output(struct run *r, const struct lwk_sampler_args *a)
 {
 	char base[512], chosen[600];
 
-	if (drop_sys_resource())
-		say("cannot drop CAP_SYS_RESOURCE: %s", strerror(errno));
+	if (drop_after_open())
+		say("cannot drop CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_BPF and CAP_PERFMON: %s",
+		    strerror(errno));
 	snprintf(base, sizeof(base), "syncmon-%u-%s", r->s.job, r->s.node);
 	r->out_fd = open_as_user(a->dir, base, a->uid, a->gid, chosen, sizeof(chosen));
 	if (r->out_fd < 0)
@@ -253,9 +271,19 @@ static int set_up(struct run *r)
  * (loading BPF needs CAP_BPF and CAP_PERFMON or CAP_SYS_ADMIN, and
  * before 5.11 a memlock limit that CAP_SYS_RESOURCE may raise).  The
  * starter waits on ready_fd only for source=bpf, whose failure fails
- * the job: "r" and the reason, then the fd closes.  0, or the exit
- * status 3 when source=bpf cannot work.
+ * the job: "o" once open, or "r" and the reason; then the fd closes.
+ * 0, or the exit status 3 when source=bpf cannot work.
  */
+/* Tell the starter the source is open ("o"), then let go of the fd. */
+static void report_ready(int ready_fd)
+{
+	if (ready_fd < 0)
+		return;
+	if (write(ready_fd, "o", 1) != 1)
+		say("cannot tell the starter: %s", strerror(errno));
+	close(ready_fd);
+}
+
 static int open_source(struct run *r, int ready_fd)
 {
 	struct lwk_sampling *s = &r->s;
@@ -269,8 +297,7 @@ static int open_source(struct run *r, int ready_fd)
 			close(ready_fd);
 		return 3;
 	}
-	if (ready_fd >= 0)
-		close(ready_fd);
+	report_ready(ready_fd);
 	if (s->fallback[0])
 		say("reading processes from %s: %s", lwk_sample_source_name(s), s->fallback);
 	return 0;
@@ -332,6 +359,11 @@ static bool sample_tick(struct run *r)
 		r->last_full = t;
 	len = lwk_sample_take(s, k, t_ideal, t, late, flush, full, &cost_at);
 	cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	if (s->ti_failures && !r->said_source_error) {
+		say("reading the task iterator failed: %s (that tick lists no process; "
+		    "the footer's source_errors counts them)", s->ti_error);
+		r->said_source_error = true;
+	}
 	/* Write the cost into its place, padded to the same width. */
 	snprintf(cost_txt, sizeof(cost_txt), "%-12llu", (unsigned long long)cost);
 	memcpy(s->line + cost_at, cost_txt, 12);
@@ -381,10 +413,11 @@ static void write_footer(struct run *r)
 	int n = snprintf(r->s.line, r->s.line_cap,
 			 "{\"end\":true,\"samples\":%llu,\"ticks_skipped\":%llu,\"flushes\":%llu,"
 			 "\"early_flushes\":%llu,\"oversize\":%llu,\"dropped\":%llu,"
-			 "\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
+			 "\"source_errors\":%llu,\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
 			 (unsigned long long)r->samples, (unsigned long long)r->tick.skipped,
 			 (unsigned long long)r->buf.flushes, (unsigned long long)r->buf.early_flushes,
 			 (unsigned long long)r->buf.oversize, (unsigned long long)r->buf.dropped,
+			 (unsigned long long)r->s.ti_failures,
 			 (unsigned long long)r->flush_cost, (unsigned long long)now_ns(CLOCK_REALTIME));
 
 	lwk_sampbuf_add(&r->buf, r->s.line, (size_t)n, true);
@@ -404,9 +437,10 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		say("%s", err);
 		return 2;
 	}
-	/* Only source=bpf can fail the job: the starter waits for no other. */
-	if (a->ready_fd >= 0 && r.s.o.source != LWK_SOURCE_BPF)
-		close(a->ready_fd);
+	/* Only source=bpf can fail the job: the starter waits for no other
+	 * source to open. */
+	if (r.s.o.source != LWK_SOURCE_BPF)
+		report_ready(a->ready_fd);
 	if (a->cpus && (rc = pin_to_cpus(a->cpus)))
 		return rc;
 	prepare_process();

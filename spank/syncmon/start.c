@@ -304,10 +304,14 @@ static void run_child(const struct launch *l)
 
 /*
  * The child's report on the pipe fd: the sampler's pid, then until the
- * pipe closes: nothing (the sampler runs), "x" and the errno of a failed
- * exec, or "r" and the sampler's refusal of the job's options (source=bpf
- * on a node where it cannot work).  Returns the pid, -1 (message in err),
- * or -2 for a refusal (the reason in err).  Closes fd.
+ * pipe closes: "o" (the sampler runs, its source open), "x" and the
+ * errno of a failed exec, or "r" and the sampler's refusal of the job's
+ * options (source=bpf on a node where it cannot work).  Nothing at all
+ * means the sampler stopped before it could say (it crashed, or could
+ * not start; its log says why): for source=bpf that must fail the job
+ * as a refusal does, and for the others no sampler runs either.
+ * Returns the pid, -1 (message in err), or -2 for a refusal or a
+ * sampler gone (the reason in err).  Closes fd.
  */
 static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 {
@@ -318,10 +322,11 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 	char msg[600];
 	size_t got;
 
-	/* Exec is quick; the bound is for a stray copy of the pipe's write
-	 * end (another thread's fork at the wrong moment). */
+	/* Exec and loading BPF are quick (seconds on an emulated node);
+	 * the bound is for a stray copy of the pipe's write end (another
+	 * thread's fork at the wrong moment). */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	deadline = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 + 10000;
+	deadline = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 + 30000;
 	if (read_within(fd, &sampler, sizeof(sampler), deadline) != sizeof(sampler) ||
 	    sampler <= 1) {
 		close(fd);
@@ -340,6 +345,12 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 	if (got > 1 && msg[0] == 'r') {
 		snprintf(err, errlen, "lwk: %s", msg + 1);
 		return -2; /* it exits by itself */
+	}
+	if (got == 0) {
+		snprintf(err, errlen,
+			 "lwk: --sync-monitor: the sampler %s stopped before its source was open "
+			 "(its log, syncmon.log in the job's state directory, says why)", program);
+		return -2;
 	}
 	return sampler;
 }

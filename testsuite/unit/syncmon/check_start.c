@@ -202,6 +202,37 @@ START_TEST(a_sampler_that_cannot_run_is_an_error)
 END_TEST
 
 /*
+ * A sampler that runs but stops before it says its source is open
+ * (crashed, refused its arguments) is the job's error too, with where
+ * to look: a stand-in that exits at once without a word (a copy of
+ * false(1), root's like the real one; fexecve cannot run a script).
+ */
+START_TEST(a_sampler_gone_before_its_report_fails_the_job)
+{
+	char program[128], err[512] = "", buf[65536];
+	struct lwk_syncmon_start a;
+	int fd, in, rc;
+	ssize_t n;
+
+	snprintf(program, sizeof(program), "%s/gone-sampler", starter_root);
+	fd = open(program, O_WRONLY | O_CREAT | O_EXCL, 0755);
+	in = open("/bin/false", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(in, 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+	close(in);
+	close(fd);
+	a = starter_args(4100040, program);
+	rc = lwk_syncmon_start(&a, err, sizeof(err));
+	lwk_syncmon_stop(starter_root, "n1", 4100040, 0, NULL, 0);
+	ck_assert_msg(rc == -2, "rc %d, message: %s", rc, err);
+	ck_assert_msg(strstr(err, "stopped before its source was open") && strstr(err, "syncmon.log"),
+		      "message: %s", err);
+}
+END_TEST
+
+/*
  * source=bpf where BPF cannot work is the job's error, not a silent
  * fallback: the sampler says why on --ready-fd and exits, and the start
  * returns -2 with the reason, for the job's tasks to fail with.  Made
@@ -240,6 +271,7 @@ Suite *start_root_suite(void)
 	tcase_add_test(tc, the_pid_is_recorded_before_start_returns);
 	tcase_add_test(tc, a_sampler_that_cannot_run_is_an_error);
 	tcase_add_test(tc, source_bpf_that_cannot_work_is_refused_with_the_reason);
+	tcase_add_test(tc, a_sampler_gone_before_its_report_fails_the_job);
 	suite_add_tcase(s, tc);
 	return s;
 }
