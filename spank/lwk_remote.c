@@ -135,6 +135,7 @@ static void start_sampler(spank_t sp, const char *step)
 	a.job = job;
 	a.dir = dir;
 	a.options = options;
+	a.must_open = lwk_req.syncmon.source == LWK_SOURCE_BPF;
 	a.cgroup_root = lwk_cfg.cgroup_root;
 	/* An --lwk job's sampler is one of its Linux-side helpers: on the
 	 * OS cores, off the App cores. */

@@ -113,16 +113,20 @@ static int keep_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
 	if (end && strstr(text, "-- BEGIN PROG LOAD LOG --")) {
 		/* The log's last line before its end marker and the
 		 * verifier's statistics ("processed N insns ...",
-		 * "verification time ..."): the reason. */
+		 * "verification time ..."), never its begin marker's
+		 * line: the reason. */
+		const char *begin = strstr(text, "-- BEGIN PROG LOAD LOG --");
+
+		begin = strchr(begin, '\n') ? strchr(begin, '\n') + 1 : end;
 		do {
-			while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+			while (end > begin && (end[-1] == '\n' || end[-1] == ' '))
 				end--;
-			for (line = end; line > text && line[-1] != '\n'; line--)
+			for (line = end; line > begin && line[-1] != '\n'; line--)
 				;
 			keep_line(verifier_msg, sizeof(verifier_msg), line, (size_t)(end - line));
 			end = line;
-		} while (line > text && (!strncmp(line, "processed ", 10) ||
-					 !strncmp(line, "verification time ", 18)));
+		} while (line > begin && (!strncmp(line, "processed ", 10) ||
+					  !strncmp(line, "verification time ", 18)));
 	} else if (!first_msg[0]) {
 		line = text + strspn(text, "\n ");
 		end = strchr(line, '\n');

@@ -14,6 +14,7 @@
 #ifndef LWK_SYNCMON_CTL_H
 #define LWK_SYNCMON_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,12 +33,15 @@ struct lwk_syncmon_start {
 	const char *cgroup;	/* the job's cgroup directory, or NULL */
 	const char *cgroup_root; /* where cgroupfs is mounted, to step out of the job's */
 	const char *cpus;	/* CPUs to run on (an --lwk job's OS cores), or NULL */
+	bool must_open;		/* source=bpf: a sampler that stops before its source
+				 * is open fails the job */
 };
 
 /*
  * 1 started, 0 already running on this node, -1 error (message in err,
  * also when the program could not be run), -2 the sampler refused the
- * job's options on this node (source=bpf where BPF cannot work: the
+ * job's options on this node (source=bpf where BPF cannot work, or with
+ * must_open a sampler that stopped before its source was open: the
  * reason in err; the job's tasks should fail with it).  On 1 the sampler has
  * exec'd and its pid is in syncmon.pid: an epilog right after finds it.
  */

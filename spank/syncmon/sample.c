@@ -40,15 +40,31 @@ struct lwk_sample_proc {
  * Refresh the job's pid list.  Returns whether it changed: then every
  * process is read this tick (a new one has no history to skip on).
  */
+/* The batch source's map follows the list; a refusal is counted with
+ * the failed reads (the footer's source_errors), the first one kept
+ * for the log. */
+static int set_batch_pids(struct lwk_sampling *s, size_t n)
+{
+	if (!lwk_taskiter_set_pids(s->ti, s->pids, n))
+		return 0;
+	if (!s->ti_failures++)
+		snprintf(s->ti_error, sizeof(s->ti_error), "the map refused a pid: %s", strerror(errno));
+	return -1;
+}
+
 static bool find_pids(struct lwk_sampling *s, bool full)
 {
 	size_t n = 0;
 	bool changed = false;
 
 	/* The seed's shortcut: no fork on the node since the last tick means
-	 * no new process, so the known list stands (between full scans). */
-	if (!full && s->ns.forks == s->prev_forks && s->npids)
+	 * no new process, so the known list stands (between full scans);
+	 * but a pid the batch source's map refused is given again now. */
+	if (!full && s->ns.forks == s->prev_forks && s->npids) {
+		if (s->ti_retry && s->use_bpf)
+			s->ti_retry = set_batch_pids(s, s->npids) != 0;
 		return false;
+	}
 	if (s->cgroup) {
 		if (lwk_cgroup_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
 			n = 0;
@@ -67,7 +83,7 @@ static bool find_pids(struct lwk_sampling *s, bool full)
 	/* The batch source reads the processes its map lists; a pid its
 	 * map refused is given again at the next tick. */
 	if ((changed || s->ti_retry) && s->use_bpf)
-		s->ti_retry = lwk_taskiter_set_pids(s->ti, s->pids, n) != 0;
+		s->ti_retry = set_batch_pids(s, n) != 0;
 	return changed;
 }
 
@@ -109,7 +125,8 @@ static int read_bpf(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
 		 * the footer, the first one logged by the sampler. */
 		if (lwk_taskiter_read(s->ti)) {
 			if (!s->ti_failures++)
-				snprintf(s->ti_error, sizeof(s->ti_error), "%s", strerror(errno));
+				snprintf(s->ti_error, sizeof(s->ti_error), "a read failed: %s",
+					 strerror(errno));
 		}
 	}
 	q = lwk_taskiter_find(s->ti, pid);
@@ -188,8 +205,9 @@ static size_t list_procs(struct lwk_sampling *s, size_t o, bool full, bool new_p
 		 * totals do not); the batch read may miss, once, a thread
 		 * that exits while the iterator passes its process, which
 		 * would read as a drop and, in the report, as a new process
-		 * of the same pid. */
-		if (ps->start_ticks == p.start_ticks && p.cpu_us < ps->cpu_us)
+		 * of the same pid.  The other sources read the kernel's
+		 * totals as they are. */
+		if (s->use_bpf && ps->start_ticks == p.start_ticks && p.cpu_us < ps->cpu_us)
 			p.cpu_us = ps->cpu_us;
 		ps->cpu_us = p.cpu_us;
 		ps->start_ticks = p.start_ticks;

@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timex.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,16 +153,33 @@ struct run {
 #endif
 
 /*
+ * Before 5.19, kernel.unprivileged_bpf_disabled (on by default in
+ * Debian and RHEL) refuses every bpf() call without CAP_BPF or
+ * CAP_SYS_ADMIN, even on objects already loaded; 5.19 let a process use
+ * the fds it holds.
+ */
+static bool bpf_fds_need_caps(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major < 5 || (major == 5 && minor < 19);
+}
+
+/*
  * What the sampler needs no more once its source is open: root writing
  * into the user's file system must not go past the user's quota or into
  * the blocks reserved for root (CAP_SYS_RESOURCE); loading BPF is done,
  * and its fds need no capability to read the iterator or update the map
- * (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON), so a sampler that parses the
- * job's /proc for the job's whole life holds none of them.  It keeps
- * CAP_NET_ADMIN for taskstats, CAP_SYS_PTRACE for the job's /proc, and
- * the rest of root for its state directory and the user's identity.
+ * (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON; kept where keep_bpf says the
+ * kernel still asks), so a sampler that parses the job's /proc for the
+ * job's whole life holds none of them.  It keeps CAP_NET_ADMIN for
+ * taskstats, CAP_SYS_PTRACE for the job's /proc, and the rest of root
+ * for its state directory and the user's identity.
  */
-static int drop_after_open(void)
+static int drop_after_open(bool keep_bpf)
 {
 	static const int caps[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON };
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -169,7 +187,7 @@ static int drop_after_open(void)
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -1;
-	for (size_t i = 0; i < sizeof(caps) / sizeof(*caps); i++) {
+	for (size_t i = 0; i < (keep_bpf ? 1 : sizeof(caps) / sizeof(*caps)); i++) {
 		unsigned int bit = 1u << (caps[i] % 32);
 
 		data[caps[i] / 32].effective &= ~bit;
@@ -241,7 +259,7 @@ static int open_output(struct run *r, const struct lwk_sampler_args *a)
 {
 	char base[512], chosen[600];
 
-	if (drop_after_open())
+	if (drop_after_open(r->s.use_bpf && bpf_fds_need_caps()))
 		say("cannot drop CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_BPF and CAP_PERFMON: %s",
 		    strerror(errno));
 	snprintf(base, sizeof(base), "syncmon-%u-%s", r->s.job, r->s.node);
@@ -360,8 +378,8 @@ static bool sample_tick(struct run *r)
 	len = lwk_sample_take(s, k, t_ideal, t, late, flush, full, &cost_at);
 	cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	if (s->ti_failures && !r->said_source_error) {
-		say("reading the task iterator failed: %s (that tick lists no process; "
-		    "the footer's source_errors counts them)", s->ti_error);
+		say("the task iterator failed: %s (a failed read lists no process that tick; "
+		    "the footer's source_errors counts the failures)", s->ti_error);
 		r->said_source_error = true;
 	}
 	/* Write the cost into its place, padded to the same width. */
@@ -431,6 +449,9 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 	char err[512], path[4096];
 	int rc;
 
+	/* Before any word to the starter: a starter that gave up waiting
+	 * has closed its end. */
+	signal(SIGPIPE, SIG_IGN);
 	snprintf(path, sizeof(path), "%s/syncmon.log", a->state);
 	log_file = fopen(path, "ae");
 	if (lwk_option_parse(&lwk_grammar_syncmon, a->options, &r.s.o, err, sizeof(err))) {

@@ -60,11 +60,15 @@ static size_t utoa(unsigned long v, char *buf)
 }
 
 /* Read exactly len bytes from fd within the deadline (CLOCK_MONOTONIC
- * ms); how many came before EOF, an error or the deadline. */
-static size_t read_within(int fd, void *buf, size_t len, uint64_t deadline_ms)
+ * ms); how many came before EOF, an error or the deadline.  *ended
+ * (when not NULL) says whether it stopped at EOF or an error, not the
+ * deadline. */
+static size_t read_within(int fd, void *buf, size_t len, uint64_t deadline_ms, bool *ended)
 {
 	size_t got = 0;
 
+	if (ended)
+		*ended = false;
 	while (got < len) {
 		struct timespec now;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -85,8 +89,11 @@ static size_t read_within(int fd, void *buf, size_t len, uint64_t deadline_ms)
 		n = read(fd, (char *)buf + got, len - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (ended)
+				*ended = true;
 			break;
+		}
 		got += (size_t)n;
 	}
 	return got;
@@ -303,17 +310,20 @@ static void run_child(const struct launch *l)
 }
 
 /*
- * The child's report on the pipe fd: the sampler's pid, then until the
- * pipe closes: "o" (the sampler runs, its source open), "x" and the
+ * The child's report on the pipe fd: the sampler's pid, then "o" (the
+ * sampler runs, its source open: at once unless source=bpf), "x" and the
  * errno of a failed exec, or "r" and the sampler's refusal of the job's
- * options (source=bpf on a node where it cannot work).  Nothing at all
- * means the sampler stopped before it could say (it crashed, or could
- * not start; its log says why): for source=bpf that must fail the job
- * as a refusal does, and for the others no sampler runs either.
- * Returns the pid, -1 (message in err), or -2 for a refusal or a
- * sampler gone (the reason in err).  Closes fd.
+ * options (source=bpf on a node where it cannot work).  The pipe closing
+ * with nothing said means the sampler stopped before it could say (it
+ * crashed, its loader failed, it is older than this plugin): with
+ * must_open (source=bpf) the job fails as for a refusal, else no sampler
+ * runs and the job goes on.  No word by the deadline (a slow load; a
+ * stray copy of the pipe's write end held by another thread's fork):
+ * taken as running, its pid recorded for the epilog.  Returns the pid,
+ * -1 (message in err), or -2 for the job's failure (the reason in err).
+ * Closes fd.
  */
-static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
+static pid_t await_report(int fd, const char *program, bool must_open, char *err, size_t errlen)
 {
 	pid_t sampler = 0;
 	int exec_errno = 0;
@@ -321,19 +331,19 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 	uint64_t deadline;
 	char msg[600];
 	size_t got;
+	bool ended;
 
-	/* Exec and loading BPF are quick (seconds on an emulated node);
-	 * the bound is for a stray copy of the pipe's write end (another
-	 * thread's fork at the wrong moment). */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	deadline = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 + 30000;
-	if (read_within(fd, &sampler, sizeof(sampler), deadline) != sizeof(sampler) ||
+	deadline = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 + 20000;
+	if (read_within(fd, &sampler, sizeof(sampler), deadline, NULL) != sizeof(sampler) ||
 	    sampler <= 1) {
 		close(fd);
 		snprintf(err, errlen, "lwk: cannot start the sampler %s: it did not report", program);
 		return -1;
 	}
-	got = read_within(fd, msg, sizeof(msg) - 1, deadline);
+	got = read_within(fd, msg, 1, deadline, &ended);
+	if (got == 1 && msg[0] != 'o')
+		got += read_within(fd, msg + 1, sizeof(msg) - 2, deadline, &ended);
 	close(fd);
 	msg[got] = '\0';
 	if (got == 1 + sizeof(exec_errno) && msg[0] == 'x') {
@@ -346,11 +356,11 @@ static pid_t await_report(int fd, const char *program, char *err, size_t errlen)
 		snprintf(err, errlen, "lwk: %s", msg + 1);
 		return -2; /* it exits by itself */
 	}
-	if (got == 0) {
+	if (got == 0 && ended) {
 		snprintf(err, errlen,
 			 "lwk: --sync-monitor: the sampler %s stopped before its source was open "
-			 "(its log, syncmon.log in the job's state directory, says why)", program);
-		return -2;
+			 "(the slurmd log has its words once the job ends)", program);
+		return must_open ? -2 : -1;
 	}
 	return sampler;
 }
@@ -406,7 +416,7 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 	close(l.prog_fd);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	sampler = await_report(l.ready[0], a->program, err, errlen);
+	sampler = await_report(l.ready[0], a->program, a->must_open, err, errlen);
 	if (sampler < 0)
 		return (int)sampler;
 	if (write_pid(state, sampler)) {

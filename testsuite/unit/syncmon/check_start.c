@@ -203,18 +203,20 @@ END_TEST
 
 /*
  * A sampler that runs but stops before it says its source is open
- * (crashed, refused its arguments) is the job's error too, with where
- * to look: a stand-in that exits at once without a word (a copy of
- * false(1), root's like the real one; fexecve cannot run a script).
+ * (crashed, its loader failed, older than the plugin): with source=bpf
+ * (must_open) the job's error, with where to look; with another source
+ * the start's error, logged, and the job goes on.  The stand-in exits at
+ * once without a word (a copy of false(1), root's like the real one;
+ * fexecve cannot run a script).
  */
-START_TEST(a_sampler_gone_before_its_report_fails_the_job)
+static void gone_sampler(uint32_t job, bool must_open, int want_rc)
 {
 	char program[128], err[512] = "", buf[65536];
 	struct lwk_syncmon_start a;
 	int fd, in, rc;
 	ssize_t n;
 
-	snprintf(program, sizeof(program), "%s/gone-sampler", starter_root);
+	snprintf(program, sizeof(program), "%s/gone-sampler-%u", starter_root, job);
 	fd = open(program, O_WRONLY | O_CREAT | O_EXCL, 0755);
 	in = open("/bin/false", O_RDONLY);
 	ck_assert_int_ge(fd, 0);
@@ -223,12 +225,24 @@ START_TEST(a_sampler_gone_before_its_report_fails_the_job)
 		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
 	close(in);
 	close(fd);
-	a = starter_args(4100040, program);
+	a = starter_args(job, program);
+	a.must_open = must_open;
 	rc = lwk_syncmon_start(&a, err, sizeof(err));
-	lwk_syncmon_stop(starter_root, "n1", 4100040, 0, NULL, 0);
-	ck_assert_msg(rc == -2, "rc %d, message: %s", rc, err);
-	ck_assert_msg(strstr(err, "stopped before its source was open") && strstr(err, "syncmon.log"),
+	lwk_syncmon_stop(starter_root, "n1", job, 0, NULL, 0);
+	ck_assert_msg(rc == want_rc, "rc %d, message: %s", rc, err);
+	ck_assert_msg(strstr(err, "stopped before its source was open") && strstr(err, "slurmd log"),
 		      "message: %s", err);
+}
+
+START_TEST(a_sampler_gone_before_its_report_fails_a_source_bpf_job)
+{
+	gone_sampler(4100040, true, -2);
+}
+END_TEST
+
+START_TEST(a_sampler_gone_before_its_report_is_logged_for_other_sources)
+{
+	gone_sampler(4100041, false, -1);
 }
 END_TEST
 
@@ -271,7 +285,8 @@ Suite *start_root_suite(void)
 	tcase_add_test(tc, the_pid_is_recorded_before_start_returns);
 	tcase_add_test(tc, a_sampler_that_cannot_run_is_an_error);
 	tcase_add_test(tc, source_bpf_that_cannot_work_is_refused_with_the_reason);
-	tcase_add_test(tc, a_sampler_gone_before_its_report_fails_the_job);
+	tcase_add_test(tc, a_sampler_gone_before_its_report_fails_a_source_bpf_job);
+	tcase_add_test(tc, a_sampler_gone_before_its_report_is_logged_for_other_sources);
 	suite_add_tcase(s, tc);
 	return s;
 }
