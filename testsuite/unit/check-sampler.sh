@@ -59,9 +59,9 @@ wait $mon
 ok "exits 0 on SIGTERM" "[ $? = 0 ]"
 f=$tmp/out/syncmon-4242-tnode.jsonl
 if ! head -1 "$f" | grep -q '"source":"bpf"'; then
-	echo "skip: nothing of BPF to find unloaded: the sampler used $(head -1 "$f" | sed -n 's/.*"source":"\([a-z]*\)".*/\1/p')"
+	echo "SKIP: nothing of BPF to find unloaded: the sampler used $(head -1 "$f" | sed -n 's/.*"source":"\([a-z]*\)".*/\1/p')"
 elif ! command -v bpftool >/dev/null; then
-	echo "skip: nothing of BPF left loaded: no bpftool to look with"
+	echo "SKIP: nothing of BPF left loaded: no bpftool to look with"
 else
 	ok "it held its BPF program, link and map while it ran ($(echo $bpf_ids))" \
 		"echo '$bpf_ids' | grep -q '^prog_id ' && echo '$bpf_ids' | grep -q '^link_id ' && echo '$bpf_ids' | grep -q '^map_id '"
@@ -80,9 +80,9 @@ fi
 # iterator's pids are not the ones the sampler lists: auto says so and
 # reads another source, which sees the job's process.
 if [ "$(head -1 "$f" | sed -n 's/.*"source":"\([a-z]*\)".*/\1/p')" != bpf ]; then
-	echo "skip: a pid namespace's fallback: the sampler does not use bpf here"
+	echo "SKIP: a pid namespace's fallback: the sampler does not use bpf here"
 elif ! command -v unshare >/dev/null; then
-	echo "skip: a pid namespace's fallback: no unshare"
+	echo "SKIP: a pid namespace's fallback: no unshare"
 else
 	mkdir -p "$tmp/ns-out" "$tmp/ns-state"
 	SLURM_JOB_ID=4245 SLURMD_NODENAME=tnode unshare -p -f --mount-proc sh -c \
