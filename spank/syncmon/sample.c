@@ -36,10 +36,6 @@ struct lwk_sample_proc {
 			o += (size_t)snprintf(s->line + o, s->line_cap - o, __VA_ARGS__); \
 	} while (0)
 
-/*
- * Refresh the job's pid list.  Returns whether it changed: then every
- * process is read this tick (a new one has no history to skip on).
- */
 /* The batch source's map follows the list; a refusal is counted with
  * the failed reads (the footer's source_errors), the first one kept
  * for the log. */
@@ -52,6 +48,10 @@ static int set_batch_pids(struct lwk_sampling *s, size_t n)
 	return -1;
 }
 
+/*
+ * Refresh the job's pid list.  Returns whether it changed: then every
+ * process is read this tick (a new one has no history to skip on).
+ */
 static bool find_pids(struct lwk_sampling *s, bool full)
 {
 	size_t n = 0;
