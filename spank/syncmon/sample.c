@@ -123,7 +123,7 @@ static int read_bpf(struct lwk_sampling *s, pid_t pid, struct proc_now *p)
 		s->ti_read = true;
 		/* On failure no process is found this tick: counted for
 		 * the footer, the first one logged by the sampler. */
-		if (lwk_taskiter_read(s->ti)) {
+		if (lwk_taskiter_read(s->ti) < 0) {
 			if (!s->ti_failures++)
 				snprintf(s->ti_error, sizeof(s->ti_error), "a read failed: %s",
 					 strerror(errno));
