@@ -11,7 +11,11 @@
  *              while no new process appears, full scan every 20th sample
  *              (seed 000, 3.3.1)
  *   bpf        one read() of the BPF task iterator for all of them
- *              (lwk_taskiter), then a lookup per process
+ *              (lwk_taskiter walking every task of the node), then a
+ *              lookup per process
+ *   bpf-cg     the same through the walk of one cgroup's tasks (Linux
+ *              6.7+): the processes are put in a cgroup of their own,
+ *              as a job's are in Slurm's job cgroup
  *
  * The processes are busy by default: each spins (at SCHED_IDLE, so the
  * benchmark itself still gets a CPU), as an HPC rank does; --idle makes
@@ -28,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,8 +43,9 @@
 #include "node/taskiter.h"
 #include "node/taskstats.h"
 
-enum { NAIVE, PREAD, TASKSTATS, SKIP, BPF, METHODS };
-static const char *const names[METHODS] = { "naive", "pread", "taskstats", "skip", "bpf" };
+enum { NAIVE, PREAD, TASKSTATS, SKIP, BPF, BPF_CG, METHODS };
+static const char *const names[METHODS] = { "naive", "pread", "taskstats", "skip", "bpf",
+					    "bpf-cg" };
 
 static double cpu_now(void)
 {
@@ -128,10 +134,12 @@ static void usage(FILE *f)
 		"usage: bench/monitor-cost [--idle] [ROUNDS]\n"
 		"  CPU time of one sample of 50, 200 and 1000 processes by each source of\n"
 		"  per-process CPU time (naive open/read/close of /proc, pread of kept-open\n"
-		"  files, taskstats, the idle skip, the BPF task iterator), median of ROUNDS\n"
+		"  files, taskstats, the idle skip, the BPF task iterator over every task and\n"
+		"  over the processes' cgroup only), median of ROUNDS\n"
 		"  (default 40), with the ratios naive/method of this one run.\n"
 		"  --idle   the processes sleep (default: each spins, at SCHED_IDLE)\n"
-		"Run as root for taskstats and bpf; a source that cannot run says why.\n");
+		"Run as root for taskstats and bpf; a source that cannot run says why.  The\n"
+		"  processes go in a cgroup of their own, removed at the end.\n");
 }
 
 /* n processes that spin (busy) or sleep; their pids in pids. */
@@ -166,7 +174,23 @@ static double median(double *v, int n)
 }
 
 /* One size: n processes, each method `rounds` times; prints a row. */
-static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struct lwk_taskiter *ti)
+/* Put the processes in the benchmark's cgroup (cg: its directory). */
+static void join_cgroup(const char *cg, const pid_t *pids, int n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	for (int i = 0; i < n; i++) {
+		if (!(f = fopen(path, "w")))
+			return;
+		fprintf(f, "%d\n", (int)pids[i]);
+		fclose(f);
+	}
+}
+
+static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struct lwk_taskiter *ti,
+		    struct lwk_taskiter *cgi, const char *cg)
 {
 	pid_t *pids = calloc((size_t)n, sizeof(*pids));
 	struct lwk_procstat *last = calloc((size_t)n, sizeof(*last));
@@ -179,6 +203,10 @@ static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struc
 	start_procs(pids, n, busy);
 	if (ti)
 		lwk_taskiter_set_pids(ti, pids, (size_t)n);
+	if (cgi) {
+		join_cgroup(cg, pids, n);
+		lwk_taskiter_set_pids(cgi, pids, (size_t)n);
+	}
 	for (int r = 0; r < rounds; r++) {
 		for (int j = 0; j < METHODS; j++) {
 			int m = (j + r) % METHODS;
@@ -190,17 +218,19 @@ static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struc
 			case TASKSTATS: if (ts) sample_taskstats(ts, pids, n); break;
 			case SKIP: sample_pread(tab2, pids, n, last, r % 20 == 0); break;
 			case BPF: if (ti) sample_bpf(ti, pids, n); break;
+			case BPF_CG: if (cgi) sample_bpf(cgi, pids, n); break;
 			}
 			cost[m][r] = cpu_now() - t0;
 		}
 	}
 	for (int m = 0; m < METHODS; m++)
 		med[m] = median(cost[m], rounds);
-	printf("%6d %9.0f %9.0f %9.0f %9.0f %9.0f   %7.1f %7.1f %7.1f %7.1f\n", n, med[NAIVE],
-	       med[PREAD], ts ? med[TASKSTATS] : 0.0, med[SKIP], ti ? med[BPF] : 0.0,
-	       med[NAIVE] / med[PREAD], ts ? med[NAIVE] / med[TASKSTATS] : 0.0,
-	       med[SKIP] > 0 ? med[NAIVE] / med[SKIP] : 0.0,
-	       ti && med[BPF] > 0 ? med[NAIVE] / med[BPF] : 0.0);
+	printf("%6d %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f   %7.1f %7.1f %7.1f %7.1f %7.1f\n", n,
+	       med[NAIVE], med[PREAD], ts ? med[TASKSTATS] : 0.0, med[SKIP], ti ? med[BPF] : 0.0,
+	       cgi ? med[BPF_CG] : 0.0, med[NAIVE] / med[PREAD],
+	       ts ? med[NAIVE] / med[TASKSTATS] : 0.0, med[SKIP] > 0 ? med[NAIVE] / med[SKIP] : 0.0,
+	       ti && med[BPF] > 0 ? med[NAIVE] / med[BPF] : 0.0,
+	       cgi && med[BPF_CG] > 0 ? med[NAIVE] / med[BPF_CG] : 0.0);
 	fflush(stdout);
 	for (int i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
@@ -214,12 +244,50 @@ static void measure(int n, int rounds, int busy, struct lwk_taskstats *ts, struc
 	free(last);
 }
 
+/*
+ * A cgroup of the benchmark's own in cgroup v2 where it is mounted,
+ * else in the first v1 hierarchy: its directory in cg, or "" (with the
+ * reason in err).
+ */
+static void make_cgroup(char *cg, size_t len, char *err, size_t errlen)
+{
+	char line[1024], dev[256], dir[512], type[64], first_v1[512] = "";
+	FILE *m = fopen("/proc/mounts", "r");
+
+	cg[0] = '\0';
+	dir[0] = '\0';
+	while (m && fgets(line, sizeof(line), m)) {
+		if (sscanf(line, "%255s %511s %63s", dev, dir, type) != 3)
+			continue;
+		if (!strcmp(type, "cgroup2"))
+			break;
+		if (!strcmp(type, "cgroup") && !first_v1[0])
+			snprintf(first_v1, sizeof(first_v1), "%s", dir);
+		dir[0] = '\0';
+	}
+	if (m)
+		fclose(m);
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), "%s", first_v1);
+	if (!dir[0]) {
+		snprintf(err, errlen, "no cgroup file system mounted");
+		return;
+	}
+	snprintf(cg, len, "%s/lwk-monitor-cost-%d", dir, (int)getpid());
+	if (mkdir(cg, 0755)) {
+		snprintf(err, errlen, "mkdir %s: %s", cg, strerror(errno));
+		cg[0] = '\0';
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 50, 200, 1000 };
 	struct lwk_taskstats ts_store, *ts = NULL;
-	struct lwk_taskiter *ti;
+	struct lwk_taskiter *ti, *cgi = NULL;
 	int rounds = 40, busy = 1;
+	const char *walk, *why;
+	char cg[600];
 	struct rlimit rl;
 	char err[512];
 
@@ -243,20 +311,33 @@ int main(int argc, char **argv)
 		ts = &ts_store;
 	else
 		printf("taskstats not measured: %s\n", err);
-	ti = lwk_taskiter_open(1024, err, sizeof(err));
+	ti = lwk_taskiter_open(1024, NULL, err, sizeof(err));
 	if (!ti)
 		printf("bpf not measured: %s\n", err);
+	make_cgroup(cg, sizeof(cg), err, sizeof(err));
+	if (!cg[0])
+		printf("bpf-cg not measured: %s\n", err);
+	else if (ti && !(cgi = lwk_taskiter_open(1024, cg, err, sizeof(err))))
+		printf("bpf-cg not measured: %s\n", err);
+	else if (cgi && strcmp(walk = lwk_taskiter_walk(cgi, &why), "cgroup")) {
+		printf("bpf-cg not measured: %s\n", why);
+		lwk_taskiter_close(cgi);
+		cgi = NULL;
+	}
 	printf("CPU time per sample of all processes (%s), microseconds, median of %d samples:\n",
 	       busy ? "busy: each spins" : "idle: each sleeps", rounds);
-	printf("%6s %9s %9s %9s %9s %9s   %s\n", "procs", names[0], names[1], names[2], names[3],
-	       names[4], "naive/ pread  tstats    skip     bpf");
+	printf("%6s %9s %9s %9s %9s %9s %9s   %s\n", "procs", names[0], names[1], names[2],
+	       names[3], names[4], names[5], "naive/ pread  tstats    skip     bpf  bpf-cg");
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(*sizes); s++)
-		measure(sizes[s], rounds, busy, ts, ti);
+		measure(sizes[s], rounds, busy, ts, ti, cgi, cg);
 	printf("(skip: the median sample skips every process whose lifetime CPU share is\n"
 	       " below 1%%: all of them when idle, and busy ones too once more spin than\n"
 	       " there are CPUs; every 20th is a full scan)\n");
 	if (ts)
 		lwk_taskstats_close(ts);
 	lwk_taskiter_close(ti);
+	lwk_taskiter_close(cgi);
+	if (cg[0] && rmdir(cg))
+		printf("cannot remove %s: %s\n", cg, strerror(errno));
 	return sink == 42; /* never: uses sink */
 }

@@ -15,9 +15,10 @@ bool lwk_taskiter_built(void)
 	return false;
 }
 
-struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen)
+struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, char *err,
+				      size_t errlen)
 {
-	(void)max_procs;
+	(void)max_procs, (void)cgroup;
 	snprintf(err, errlen, "bpf: not built (configure found no clang, libbpf or bpftool)");
 	errno = ENOSYS;
 	return NULL;
@@ -42,6 +43,19 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 	return -1;
 }
 
+const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
+{
+	(void)ti;
+	*why = "";
+	return "tasks";
+}
+
+uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti)
+{
+	(void)ti;
+	return 0;
+}
+
 const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti, pid_t pid)
 {
 	(void)ti, (void)pid;
@@ -51,6 +65,7 @@ const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti,
 #else /* HAVE_BPF */
 
 #include <stdarg.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/types.h>
@@ -59,12 +74,17 @@ const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti,
 
 #include "node/taskiter_rec.h"
 #include "node/taskiter.skel.h"
+#include "node/cgiter.skel.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define READ_RECS 512 /* records per read() */
 
 struct lwk_taskiter {
 	struct lwk_taskiter_bpf *skel;
+	struct lwk_cgiter_bpf *cg;	/* the job cgroup's walk, where the kernel has it */
+	struct bpf_link *cg_link;
+	char walk_why[384];		/* why not the cgroup walk ("" when it is used) */
+	uint64_t cg_overflows;		/* reads the cgroup walk could not hold */
 	int map_fd;
 	size_t max;
 	pid_t *in_map;		/* the pids in the map, sorted */
@@ -190,7 +210,64 @@ static bool sees_kernel_pids(char *ns, size_t len)
 	return (unsigned long)st.st_ino == PID_NS_INIT_INO;
 }
 
-struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen)
+/*
+ * The walk of the job cgroup's tasks only (node/cgiter.bpf.c), on top of
+ * the task walk: 0, or -1 with the reason in ti->walk_why.  The link
+ * holds the cgroup; the directory is the job cgroup Slurm made (the
+ * sampler's --cgroup, from the kernel's /proc/<pid>/cgroup), opened
+ * without following a link.
+ */
+static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
+{
+	union bpf_iter_link_info info;
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+	libbpf_print_fn_t old;
+	int fd, e = 0;
+
+	if (!cgroup) {
+		snprintf(ti->walk_why, sizeof(ti->walk_why),
+			 "no job cgroup: the task iterator walks every task of the node");
+		return -1;
+	}
+	fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(ti->walk_why, sizeof(ti->walk_why), "the job cgroup %s: %s", cgroup,
+			 strerror(errno));
+		return -1;
+	}
+	first_msg[0] = verifier_msg[0] = '\0';
+	old = libbpf_set_print(keep_msg);
+	ti->cg = lwk_cgiter_bpf__open();
+	e = ti->cg ? 0 : errno;
+	if (!e && lwk_cgiter_bpf__load(ti->cg))
+		e = errno;
+	if (!e) {
+		memset(&info, 0, sizeof(info));
+		info.cgroup.cgroup_fd = (__u32)fd;
+		info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+		ti->cg_link = bpf_program__attach_iter(ti->cg->progs.job_cgroup, &opts);
+		if (!ti->cg_link)
+			e = errno;
+	}
+	libbpf_set_print(old);
+	close(fd);
+	if (e) {
+		/* Before 6.7 libbpf finds no bpf_iter_css_task_new in the
+		 * kernel's BTF: its first warning says so. */
+		snprintf(ti->walk_why, sizeof(ti->walk_why),
+			 "the cgroup walk (css_task iterator, Linux 6.7+) did not load: %s%s%s%s%s",
+			 strerror(e), first_msg[0] ? ": " : "", first_msg,
+			 verifier_msg[0] ? "; verifier: " : "", verifier_msg);
+		if (ti->cg)
+			lwk_cgiter_bpf__destroy(ti->cg);
+		ti->cg = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, char *err,
+				      size_t errlen)
 {
 	struct lwk_taskiter *ti;
 	libbpf_print_fn_t old;
@@ -231,13 +308,29 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errle
 		return NULL;
 	}
 	ti->map_fd = bpf_map__fd(ti->skel->maps.job_tgids);
+	open_cgroup_walk(ti, cgroup);
 	return ti;
+}
+
+const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
+{
+	*why = ti->walk_why;
+	return ti->cg ? "cgroup" : "tasks";
+}
+
+uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti)
+{
+	return ti->cg_overflows;
 }
 
 void lwk_taskiter_close(struct lwk_taskiter *ti)
 {
 	if (!ti)
 		return;
+	if (ti->cg_link)
+		bpf_link__destroy(ti->cg_link);
+	if (ti->cg)
+		lwk_cgiter_bpf__destroy(ti->cg);
 	if (ti->skel)
 		lwk_taskiter_bpf__destroy(ti->skel); /* link, program and map fds */
 	free(ti->in_map);
@@ -355,22 +448,21 @@ static void reset(struct lwk_taskiter *ti)
 	ti->nprocs = 0;
 }
 
-int lwk_taskiter_read(struct lwk_taskiter *ti)
+/* Run an iterator to its end: bytes read go to ti->buf, whole records
+ * to their processes.  0, or -1 with errno. */
+static int run_iter(struct lwk_taskiter *ti, struct bpf_link *link)
 {
 	const size_t rec = sizeof(struct lwk_taskiter_rec);
 	size_t have = 0;
 	ssize_t n;
 	int fd, e = 0;
 
-	reset(ti);
-	if (!ti->n_in_map)
-		return 0;
-	fd = bpf_iter_create(bpf_link__fd(ti->skel->links.job_tasks));
+	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0)
 		return -1;
 	for (;;) {
 		n = read(fd, ti->buf + have, READ_RECS * rec - have);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
 			e = n < 0 ? errno : 0;
@@ -384,10 +476,45 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 		have %= rec;
 	}
 	close(fd);
-	if (e) {
-		errno = e;
+	errno = e;
+	return e ? -1 : 0;
+}
+
+/* The job cgroup's walk: its records are in the mapped array, the read
+ * itself returns nothing.  1 when the array could not hold them all. */
+static int read_cgroup(struct lwk_taskiter *ti)
+{
+	struct lwk_cgiter_bpf__bss *bss = ti->cg->bss;
+
+	bss->nrecs = 0;
+	bss->overflow = 0;
+	if (run_iter(ti, ti->cg_link))
 		return -1;
+	if (bss->overflow) {
+		ti->cg_overflows++;
+		reset(ti);
+		return 1;
 	}
+	for (__u32 i = 0; i < bss->nrecs && i < sizeof(bss->recs) / sizeof(bss->recs[0]); i++)
+		add_record(ti, &bss->recs[i]);
+	return 0;
+}
+
+int lwk_taskiter_read(struct lwk_taskiter *ti)
+{
+	int rc;
+
+	reset(ti);
+	if (!ti->n_in_map)
+		return 0;
+	if (ti->cg) {
+		rc = read_cgroup(ti);
+		if (rc <= 0)
+			return rc < 0 ? -1 : (int)ti->nprocs;
+		/* More threads than the array: this tick walks every task. */
+	}
+	if (run_iter(ti, ti->skel->links.job_tasks))
+		return -1;
 	return (int)ti->nprocs;
 }
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The --sync-monitor batch source: a BPF task iterator
- * (node/taskiter.bpf.c) that returns every process of the job in one
- * read(), instead of one system call or more per process as /proc and
- * taskstats need.  Loaded once (root: CAP_BPF and CAP_PERFMON, or
- * CAP_SYS_ADMIN), its link created once; each read is bpf_iter_create,
- * read and close.  The job is the set of pids given with
- * lwk_taskiter_set_pids.  A build without clang, libbpf and bpftool
+ * The --sync-monitor batch source: a BPF iterator that returns every
+ * process of the job in one read(), instead of one system call or more
+ * per process as /proc and taskstats need.  Two walks: of the job
+ * cgroup's tasks only (node/cgiter.bpf.c, Linux 6.7+, where the job has
+ * a cgroup), else of every task on the node, keeping those whose tgid
+ * is in a map (node/taskiter.bpf.c).  Loaded once (root: CAP_BPF and
+ * CAP_PERFMON, or CAP_SYS_ADMIN), links created once; each read is
+ * bpf_iter_create, read and close.  The job is the set of pids given
+ * with lwk_taskiter_set_pids (the task walk's map; both walks return
+ * nothing while it is empty).  A build without clang, libbpf and bpftool
  * has no such source: opening it fails with "bpf: not built", and
  * source=auto uses taskstats or /proc (t50 and check_start test it).
  */
@@ -35,12 +38,23 @@ struct lwk_taskiter;
 bool lwk_taskiter_built(void);
 
 /*
- * Load the program for up to max_procs processes and create its link.
- * NULL when it cannot, with the reason in err ("bpf: not built",
- * "bpf: no BTF at /sys/kernel/btf/vmlinux", "bpf: verifier: ...",
- * "bpf: no permission ...").
+ * Load the programs for up to max_procs processes and create their
+ * links: the task walk, and the walk of cgroup (the job cgroup's
+ * directory, or NULL) where the kernel has it.  NULL when the task walk
+ * cannot load, with the reason in err ("bpf: not built", "bpf: no BTF
+ * at /sys/kernel/btf/vmlinux", "bpf: verifier: ...", "bpf: no
+ * permission ...").
  */
-struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, char *err, size_t errlen);
+struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, char *err,
+				      size_t errlen);
+
+/* The walk reads use: "cgroup" or "tasks", and in *why the reason the
+ * cgroup walk is not used ("" when it is).  A tick whose job has more
+ * threads than the cgroup walk holds (8192) walks the tasks. */
+const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why);
+
+/* Reads the cgroup walk could not hold, read by the task walk. */
+uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti);
 
 /* Unload: closes every fd, so nothing stays in the kernel. */
 void lwk_taskiter_close(struct lwk_taskiter *ti);

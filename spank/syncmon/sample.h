@@ -73,6 +73,11 @@ void lwk_sample_source_close(struct lwk_sampling *s);
 /* The name of the source in use: "bpf", "taskstats" or "proc". */
 const char *lwk_sample_source_name(const struct lwk_sampling *s);
 
+/* With bpf, its walk: "cgroup" (the job cgroup's tasks) or "tasks"
+ * (every task on the node), and in *why the reason it is not the
+ * cgroup's; "" for the other sources. */
+const char *lwk_sample_source_walk(const struct lwk_sampling *s, const char **why);
+
 /*
  * Build the line of tick k (its ideal time, when it was taken, how late,
  * whether it flushes, whether it scans everything) in s->line; returns

@@ -318,6 +318,11 @@ static int open_source(struct run *r, int ready_fd)
 	report_ready(ready_fd);
 	if (s->fallback[0])
 		say("reading processes from %s: %s", lwk_sample_source_name(s), s->fallback);
+	else if (s->use_bpf) {
+		const char *why, *walk = lwk_sample_source_walk(s, &why);
+
+		say("reading processes from bpf, walking %s%s%s", walk, why[0] ? ": " : "", why);
+	}
 	return 0;
 }
 
@@ -326,7 +331,8 @@ static void write_header(struct run *r)
 {
 	struct lwk_sampling *s = &r->s;
 	struct timex tx = { .modes = 0 };
-	char host[256], node_json[600], hj[600], fb[1100];
+	char host[256], node_json[600], hj[600], fb[1100], wj[800];
+	const char *walk, *walk_why;
 	int clock_state, n;
 
 	clock_state = adjtimex(&tx);
@@ -335,17 +341,20 @@ static void write_header(struct run *r)
 	lwk_json_string(s->node, node_json, sizeof(node_json));
 	lwk_json_string(host, hj, sizeof(hj));
 	lwk_json_string(s->fallback, fb, sizeof(fb));
+	walk = lwk_sample_source_walk(s, &walk_why);
+	lwk_json_string(walk_why, wj, sizeof(wj));
 	n = snprintf(s->line, s->line_cap,
 		     "{\"format\":\"slurm-lwk-syncmon\",\"version\":1,\"job\":%u,\"node\":%s,"
 		     "\"host\":%s,\"interval_us\":%llu,\"offset_us\":%llu,\"flush_every\":%llu,"
 		     "\"fullscan_every\":%llu,\"buffer_bytes\":%llu,\"source\":\"%s\",\"source_fallback\":%s,"
+		     "\"bpf_walk\":\"%s\",\"bpf_walk_why\":%s,"
 		     "\"idle_threshold_pct\":%.2f,\"clock\":{\"synced\":%s,\"status\":%d,"
 		     "\"maxerror_us\":%ld,\"esterror_us\":%ld},\"clk_tck\":%ld,"
 		     "\"job_cgroup\":%s,\"start_ns\":%llu}\n",
 		     s->job, node_json, hj, (unsigned long long)s->o.interval,
 		     (unsigned long long)s->o.offset, (unsigned long long)s->o.flush,
 		     (unsigned long long)s->o.fullscan, (unsigned long long)s->o.buffer,
-		     lwk_sample_source_name(s), fb, (double)s->o.idle / 100.0,
+		     lwk_sample_source_name(s), fb, walk, wj, (double)s->o.idle / 100.0,
 		     (clock_state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? "false" : "true",
 		     tx.status, tx.maxerror, tx.esterror, s->clk_tck, s->cgroup ? "true" : "false",
 		     (unsigned long long)now_ns(CLOCK_REALTIME));
@@ -431,11 +440,13 @@ static void write_footer(struct run *r)
 	int n = snprintf(r->s.line, r->s.line_cap,
 			 "{\"end\":true,\"samples\":%llu,\"ticks_skipped\":%llu,\"flushes\":%llu,"
 			 "\"early_flushes\":%llu,\"oversize\":%llu,\"dropped\":%llu,"
-			 "\"source_errors\":%llu,\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
+			 "\"source_errors\":%llu,\"bpf_walk_overflows\":%llu,\"flush_cost_ns\":%llu,"
+			 "\"stop_ns\":%llu}\n",
 			 (unsigned long long)r->samples, (unsigned long long)r->tick.skipped,
 			 (unsigned long long)r->buf.flushes, (unsigned long long)r->buf.early_flushes,
 			 (unsigned long long)r->buf.oversize, (unsigned long long)r->buf.dropped,
 			 (unsigned long long)r->s.ti_failures,
+			 (unsigned long long)(r->s.ti ? lwk_taskiter_overflows(r->s.ti) : 0),
 			 (unsigned long long)r->flush_cost, (unsigned long long)now_ns(CLOCK_REALTIME));
 
 	lwk_sampbuf_add(&r->buf, r->s.line, (size_t)n, true);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Where a sample's per-process numbers come from (syncmon/sample.h):
- * the BPF task iterator (one read for the whole job), taskstats (one
+ * a BPF iterator (one read for the whole job: a walk of the job
+ * cgroup's tasks, or of every task on the node), taskstats (one
  * netlink round trip per process) or /proc/<pid>/stat kept open (one
  * pread per process), fastest first.
  */
@@ -48,7 +49,7 @@ int lwk_sample_source_open(struct lwk_sampling *s, char *err, size_t errlen)
 	default:
 		break;
 	}
-	s->ti = lwk_taskiter_open(MAX_PIDS, why, sizeof(why));
+	s->ti = lwk_taskiter_open(MAX_PIDS, s->cgroup, why, sizeof(why));
 	if (s->ti) {
 		s->use_bpf = true;
 		return 0;
@@ -71,6 +72,12 @@ void lwk_sample_source_close(struct lwk_sampling *s)
 	if (s->use_taskstats)
 		lwk_taskstats_close(&s->ts);
 	s->use_taskstats = false;
+}
+
+const char *lwk_sample_source_walk(const struct lwk_sampling *s, const char **why)
+{
+	*why = "";
+	return s->use_bpf ? lwk_taskiter_walk(s->ti, why) : "";
 }
 
 const char *lwk_sample_source_name(const struct lwk_sampling *s)

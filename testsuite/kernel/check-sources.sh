@@ -64,8 +64,22 @@ compare() {
 	done
 	SLURM_JOB_ID=$job SLURMD_NODENAME=tnode sleep 60 &
 	kids="$kids $!"
+	# In a cgroup, off emulated guests: a process of more threads than
+	# the bpf source's cgroup walk holds (8192), asleep, so that its
+	# reads go through the walk of every task instead.
+	local big=
+	if [ "$mode" != environment ] && [ "${LWK_EMULATED:-0}" != 1 ]; then
+		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 -c '
+import threading, time
+threading.stack_size(65536)
+for _ in range(8250):
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+time.sleep(3600)' &
+		big=$!
+		kids="$kids $big"
+	fi
 	cgopt=()
-	if [ "$mode" = cgroup2 ]; then
+	if [ "$mode" != environment ]; then
 		cg=$root/lwk-check-sources.$$
 		mkdir "$cg" && for p in $kids; do echo "$p" >"$cg/cgroup.procs"; done
 		cgopt=(--cgroup "$cg")
@@ -83,6 +97,7 @@ compare() {
 				[ "$(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0)" -ge $(($(getconf CLK_TCK) * 3 / 10)) ] || ready=0
 			i=$((i + 1))
 		done
+		[ -z "$big" ] || [ "$(sed -n 's/^Threads:[[:space:]]*//p' /proc/$big/status 2>/dev/null)" = 8251 ] || ready=0
 		[ $ready = 1 ] && break
 		sleep 0.1
 	done
@@ -107,9 +122,9 @@ compare() {
 	if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
 		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
 	fi
-	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
+	python3 - "$tmp" "$kids" "$mode" "$big" <<'PY' || fails=$((fails + 1))
 import json, os, sys
-tmp, kids, mode = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3]
+tmp, kids, mode, big = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3], sys.argv[4]
 fails = 0
 def ok(what, cond):
     global fails
@@ -124,16 +139,35 @@ for s in ("bpf", "taskstats", "proc"):
         continue
     lines = [json.loads(l) for l in open(os.path.join(d, files[0])) if l.strip()]
     head, first = lines[0], next((l for l in lines if "k" in l and l["full_scan"]), None)
-    runs[s] = (head, first)
-head, _ = runs.get("bpf", ({}, None))
+    foot = next((l for l in lines if "stop_ns" in l), None)
+    runs[s] = (head, first, foot)
+head = runs.get("bpf", ({}, None, None))[0]
 ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
-if runs.get("taskstats", ({}, None))[0].get("source") != "taskstats":
-    print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None))[0].get("source_fallback", "no output")))
+# The walk: the job cgroup's tasks where there is one and the kernel has
+# the css_task iterator (6.7), else every task of the node, saying why.
+rel = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+if mode == "environment":
+    want_walk = "tasks"
+else:
+    want_walk = "cgroup" if rel >= (6, 7) else "tasks"
+ok("source=bpf: walks %s on Linux %d.%d (%s: %s)" % (want_walk, rel[0], rel[1], head.get("bpf_walk"), head.get("bpf_walk_why")),
+   head.get("bpf_walk") == want_walk and (head.get("bpf_walk_why") == "") == (want_walk == "cgroup"))
+foot = runs.get("bpf", ({}, None, None))[2] if "bpf" in runs else None
+ok("source=bpf: no failed read in the footer (%s)" % (foot or {}).get("source_errors"),
+   foot is not None and foot.get("source_errors") == 0)
+# The process of 8251 threads does not fit the cgroup walk: every sample
+# of it was read by the task walk, and only then.
+want_over = bool(big) and want_walk == "cgroup"
+ok("source=bpf: %s (bpf_walk_overflows %s)" % ("a job of more threads than the cgroup walk holds is read by the task walk"
+   if want_over else "the cgroup walk held every thread", (foot or {}).get("bpf_walk_overflows")),
+   foot is not None and (foot.get("bpf_walk_overflows", 0) > 0) == want_over)
+if runs.get("taskstats", ({}, None, None))[0].get("source") != "taskstats":
+    print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None, None))[0].get("source_fallback", "no output")))
     runs.pop("taskstats", None)
-ok("source=proc: the header says proc", runs.get("proc", ({}, None))[0].get("source") == "proc")
+ok("source=proc: the header says proc", runs.get("proc", ({}, None, None))[0].get("source") == "proc")
 tick_us = 1000000 // (head.get("clk_tck") or 100)
 procs = {}
-for s, (h, first) in runs.items():
+for s, (h, first, _) in runs.items():
     if first is None:
         ok("source=%s: a full sample" % s, False)
         continue
@@ -202,5 +236,13 @@ if [ -n "$v2" ]; then
 	compare cgroup2 "$v2"
 else
 	echo "SKIP: no cgroup v2 mount: the --cgroup comparison is for v2 hosts"
+fi
+# A cgroup v1 hierarchy, as Slurm's job cgroup on a v1 node: the one
+# with cpuacct, which the sampler reads for the job's total.
+v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuacct(,|$)/ { print $2; exit }' /proc/mounts)
+if [ -n "$v1" ]; then
+	compare cgroup1 "$v1"
+else
+	echo "SKIP: no cgroup v1 cpuacct hierarchy: the v1 --cgroup comparison is for v1 hosts (the guests are v2)"
 fi
 [ $fails = 0 ]
