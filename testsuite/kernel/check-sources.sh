@@ -159,7 +159,7 @@ ok("source=bpf: no failed read in the footer (%s)" % (foot or {}).get("source_er
 # of it was read by the task walk, and only then.
 want_over = bool(big) and want_walk == "cgroup"
 ok("source=bpf: %s (bpf_walk_overflows %s)" % ("a job of more threads than the cgroup walk holds is read by the task walk"
-   if want_over else "the cgroup walk held every thread", (foot or {}).get("bpf_walk_overflows")),
+   if want_over else "no tick overflowed the cgroup walk", (foot or {}).get("bpf_walk_overflows")),
    foot is not None and (foot.get("bpf_walk_overflows", 0) > 0) == want_over)
 if runs.get("taskstats", ({}, None, None))[0].get("source") != "taskstats":
     print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None, None))[0].get("source_fallback", "no output")))
