@@ -93,14 +93,39 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 		sampler_running "$jid" || break
 		sleep 0.25
 	done
+	# The walk: of the job cgroup's tasks where Slurm made one (its
+	# path found from the kernel: a SLUID on 26.05) and the kernel has
+	# the css_task iterator (6.7), else of every task, saying why.
+	local node rel want
+	# The footers: written as each sampler stops (the epilog), up to 30 s.
+	for ((i = 0; i < 120; i++)); do
+		[ "$(cat "$dir"/syncmon-"$jid"-*.jsonl | grep -c '^{"end":true')" = 2 ] && break
+		sleep 0.25
+	done
+	for f in "$dir"/syncmon-"$jid"-*.jsonl; do
+		node=${f##*-}
+		node=${node%.jsonl}
+		rel=$(on_node "$node" uname -r)
+		want=tasks
+		if head -1 "$f" | grep -q '"job_cgroup":true' &&
+			[ "$(printf '%s\n6.7\n' "${rel%%-*}" | sort -V | head -1)" = 6.7 ]; then
+			want=cgroup
+		fi
+		head -1 "$f" | grep -q "\"bpf_walk\":\"$want\"" || fail "$f: on Linux $rel the walk should be $want: $(head -1 "$f")"
+		tail -1 "$f" | grep -q '"source_errors":0,"bpf_walk_overflows":0,' ||
+			fail "$f: the footer counts failed or overflowed reads: $(tail -1 "$f")"
+		echo "measure: $node (Linux $rel): bpf walks $want"
+	done
 	if on_each_node sh -c 'command -v bpftool >/dev/null'; then
 		# Freed after an RCU grace period: up to 5 s.
 		for ((i = 0; i < 20; i++)); do
-			on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q .' || break
+			on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q . ||
+				bpftool prog show name job_cgroup 2>/dev/null | grep -q .' || break
 			sleep 0.25
 		done
-		on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q .' &&
-			fail "the task iterator is still loaded after job $jid: $(on_each_node bpftool prog show name job_tasks)"
+		on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q . ||
+			bpftool prog show name job_cgroup 2>/dev/null | grep -q .' &&
+			fail "the sampler's BPF programs are still loaded after job $jid: $(on_each_node bpftool prog show)"
 	fi
 	return 0
 }
