@@ -50,9 +50,10 @@ const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
 	return "tasks";
 }
 
-uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti)
+uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why)
 {
 	(void)ti;
+	*why = "";
 	return 0;
 }
 
@@ -82,9 +83,13 @@ const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti,
 struct lwk_taskiter {
 	struct lwk_taskiter_bpf *skel;
 	struct lwk_cgiter_bpf *cg;	/* the job cgroup's walk, where the kernel has it */
-	struct bpf_link *cg_link;
+	struct bpf_link *cg_link;	/* NULL: the cgroup walk is not used */
+	char *cg_path;			/* the job cgroup, and which directory it was */
+	dev_t cg_dev;
+	ino_t cg_ino;
 	char walk_why[384];		/* why not the cgroup walk ("" when it is used) */
-	uint64_t cg_overflows;		/* reads the cgroup walk could not hold */
+	uint64_t cg_fallbacks;		/* reads the cgroup walk could not give whole */
+	char fallback_why[160];		/* why the first of them */
 	int map_fd;
 	size_t max;
 	pid_t *in_map;		/* the pids in the map, sorted */
@@ -211,28 +216,74 @@ static bool sees_kernel_pids(char *ns, size_t len)
 }
 
 /*
- * The walk of the job cgroup's tasks only (node/cgiter.bpf.c), on top of
- * the task walk: 0, or -1 with the reason in ti->walk_why.  The link
- * holds the cgroup; the directory is the job cgroup Slurm made (the
- * sampler's --cgroup, from the kernel's /proc/<pid>/cgroup), opened
- * without following a link.
+ * Point the cgroup walk at ti->cg_path as it is now (a link holds the
+ * cgroup it was made for: a job cgroup Slurm removes and makes again at
+ * the same path is another one).  The directory is the job cgroup Slurm
+ * made (the sampler's --cgroup, from the kernel's /proc/<pid>/cgroup),
+ * opened without following a link.  0, or -1 with the reason in
+ * ti->walk_why.
  */
-static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
+static int attach_cgroup(struct lwk_taskiter *ti)
 {
 	union bpf_iter_link_info info;
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+	struct bpf_link *link;
+	struct stat st;
+	int fd, e;
+
+	fd = open(ti->cg_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(ti->walk_why, sizeof(ti->walk_why), "the job cgroup %s: %s", ti->cg_path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memset(&info, 0, sizeof(info));
+	info.cgroup.cgroup_fd = (__u32)fd;
+	info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	link = bpf_program__attach_iter(ti->cg->progs.job_cgroup, &opts);
+	e = errno;
+	close(fd);
+	if (!link) {
+		snprintf(ti->walk_why, sizeof(ti->walk_why),
+			 "the cgroup walk could not attach to the job cgroup %s: %s", ti->cg_path,
+			 strerror(e));
+		return -1;
+	}
+	if (ti->cg_link)
+		bpf_link__destroy(ti->cg_link);
+	ti->cg_link = link;
+	ti->cg_dev = st.st_dev;
+	ti->cg_ino = st.st_ino;
+	return 0;
+}
+
+/* Stop using the cgroup walk, saying why (in ti->walk_why). */
+static void drop_cgroup_walk(struct lwk_taskiter *ti)
+{
+	if (ti->cg_link)
+		bpf_link__destroy(ti->cg_link);
+	ti->cg_link = NULL;
+	if (ti->cg)
+		lwk_cgiter_bpf__destroy(ti->cg);
+	ti->cg = NULL;
+}
+
+/* The walk of the job cgroup only (node/cgiter.bpf.c), on top of the
+ * task walk: 0, or -1 with the reason in ti->walk_why. */
+static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
+{
 	libbpf_print_fn_t old;
-	int fd, e = 0;
+	int e = 0;
 
 	if (!cgroup) {
 		snprintf(ti->walk_why, sizeof(ti->walk_why),
 			 "no job cgroup: the task iterator walks every task of the node");
 		return -1;
 	}
-	fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(ti->walk_why, sizeof(ti->walk_why), "the job cgroup %s: %s", cgroup,
-			 strerror(errno));
+	if (!(ti->cg_path = strdup(cgroup))) {
+		snprintf(ti->walk_why, sizeof(ti->walk_why), "%s", strerror(errno));
 		return -1;
 	}
 	first_msg[0] = verifier_msg[0] = '\0';
@@ -241,26 +292,20 @@ static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
 	e = ti->cg ? 0 : errno;
 	if (!e && lwk_cgiter_bpf__load(ti->cg))
 		e = errno;
-	if (!e) {
-		memset(&info, 0, sizeof(info));
-		info.cgroup.cgroup_fd = (__u32)fd;
-		info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
-		ti->cg_link = bpf_program__attach_iter(ti->cg->progs.job_cgroup, &opts);
-		if (!ti->cg_link)
-			e = errno;
-	}
 	libbpf_set_print(old);
-	close(fd);
 	if (e) {
 		/* Before 6.7 libbpf finds no bpf_iter_css_task_new in the
 		 * kernel's BTF: its first warning says so. */
 		snprintf(ti->walk_why, sizeof(ti->walk_why),
-			 "the cgroup walk (css_task iterator, Linux 6.7+) did not load: %s%s%s%s%s",
+			 "the cgroup walk (css_task and task iterators, Linux 6.7+) did not load: "
+			 "%s%s%s%s%s",
 			 strerror(e), first_msg[0] ? ": " : "", first_msg,
 			 verifier_msg[0] ? "; verifier: " : "", verifier_msg);
-		if (ti->cg)
-			lwk_cgiter_bpf__destroy(ti->cg);
-		ti->cg = NULL;
+		drop_cgroup_walk(ti);
+		return -1;
+	}
+	if (attach_cgroup(ti)) {
+		drop_cgroup_walk(ti);
 		return -1;
 	}
 	return 0;
@@ -314,23 +359,22 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 
 const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
 {
-	*why = ti->walk_why;
-	return ti->cg ? "cgroup" : "tasks";
+	*why = ti->cg_link ? "" : ti->walk_why;
+	return ti->cg_link ? "cgroup" : "tasks";
 }
 
-uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti)
+uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why)
 {
-	return ti->cg_overflows;
+	*why = ti->fallback_why;
+	return ti->cg_fallbacks;
 }
 
 void lwk_taskiter_close(struct lwk_taskiter *ti)
 {
 	if (!ti)
 		return;
-	if (ti->cg_link)
-		bpf_link__destroy(ti->cg_link);
-	if (ti->cg)
-		lwk_cgiter_bpf__destroy(ti->cg);
+	drop_cgroup_walk(ti);
+	free(ti->cg_path);
 	if (ti->skel)
 		lwk_taskiter_bpf__destroy(ti->skel); /* link, program and map fds */
 	free(ti->in_map);
@@ -480,39 +524,78 @@ static int run_iter(struct lwk_taskiter *ti, struct bpf_link *link)
 	return e ? -1 : 0;
 }
 
-/* The job cgroup's walk: its records are in the mapped array, the read
- * itself returns nothing.  1 when the array could not hold them all. */
+/* A tick the cgroup walk could not give whole: counted, the first
+ * reason kept for the sampler's log. */
+static int fall_back(struct lwk_taskiter *ti, const char *why)
+{
+	if (!ti->cg_fallbacks++)
+		snprintf(ti->fallback_why, sizeof(ti->fallback_why), "%s", why);
+	reset(ti);
+	return 1;
+}
+
+/* Whether the job cgroup at its path is no longer the one the walk is
+ * attached to (Slurm removes it when its last step ends and makes it
+ * again for the next); then the walk follows it, or stops. */
+static void follow_cgroup(struct lwk_taskiter *ti)
+{
+	struct stat st;
+
+	if (lstat(ti->cg_path, &st) || (st.st_dev == ti->cg_dev && st.st_ino == ti->cg_ino))
+		return;
+	if (attach_cgroup(ti))
+		drop_cgroup_walk(ti); /* walk_why says why */
+}
+
+static const char *const stopped_why[] = {
+	[1] = "more processes than the cgroup walk holds (8192)",
+	[2] = "more cgroups under the job cgroup than the cgroup walk visits (1024)",
+	[3] = "more threads than the cgroup walk counts (32768)",
+	[4] = "the kernel refused a css_task or task iterator",
+};
+
+/*
+ * The job cgroup's walk: its records are in the mapped array, the read
+ * itself returns nothing.  0, or 1 when the tick must be read by the
+ * task walk: the walk stopped short, failed, or missed a process the
+ * sampler lists (a job cgroup made anew, a v1 process listed by a
+ * thread whose leader is elsewhere, or one that exited just now).
+ */
 static int read_cgroup(struct lwk_taskiter *ti)
 {
 	struct lwk_cgiter_bpf__bss *bss = ti->cg->bss;
+	const __u32 cap = sizeof(bss->recs) / sizeof(bss->recs[0]);
+	char why[160];
 
-	bss->nrecs = 0;
-	bss->overflow = 0;
-	if (run_iter(ti, ti->cg_link))
-		return -1;
-	if (bss->overflow) {
-		ti->cg_overflows++;
-		reset(ti);
-		return 1;
+	bss->nrecs = bss->ncgroups = bss->nthreads = bss->stopped = 0;
+	if (run_iter(ti, ti->cg_link)) {
+		snprintf(why, sizeof(why), "a read of the cgroup walk failed: %s", strerror(errno));
+		return fall_back(ti, why);
 	}
-	for (__u32 i = 0; i < bss->nrecs && i < sizeof(bss->recs) / sizeof(bss->recs[0]); i++)
+	if (bss->stopped)
+		return fall_back(ti, bss->stopped < sizeof(stopped_why) / sizeof(*stopped_why)
+					     ? stopped_why[bss->stopped]
+					     : "the cgroup walk stopped");
+	for (__u32 i = 0; i < bss->nrecs && i < cap; i++)
 		add_record(ti, &bss->recs[i]);
+	for (size_t i = 0; i < ti->n_in_map; i++) {
+		if (!lwk_taskiter_find(ti, ti->in_map[i])) {
+			snprintf(why, sizeof(why), "a listed process (%d) was not in the job cgroup",
+				 (int)ti->in_map[i]);
+			follow_cgroup(ti);
+			return fall_back(ti, why);
+		}
+	}
 	return 0;
 }
 
 int lwk_taskiter_read(struct lwk_taskiter *ti)
 {
-	int rc;
-
 	reset(ti);
 	if (!ti->n_in_map)
 		return 0;
-	if (ti->cg) {
-		rc = read_cgroup(ti);
-		if (rc <= 0)
-			return rc < 0 ? -1 : (int)ti->nprocs;
-		/* More threads than the array: this tick walks every task. */
-	}
+	if (ti->cg_link && read_cgroup(ti) == 0)
+		return (int)ti->nprocs;
 	if (run_iter(ti, ti->skel->links.job_tasks))
 		return -1;
 	return (int)ti->nprocs;

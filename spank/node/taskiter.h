@@ -48,13 +48,14 @@ bool lwk_taskiter_built(void);
 struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, char *err,
 				      size_t errlen);
 
-/* The walk reads use: "cgroup" or "tasks", and in *why the reason the
- * cgroup walk is not used ("" when it is).  A tick whose job has more
- * threads than the cgroup walk holds (8192) walks the tasks. */
+/* The walk reads use now: "cgroup" or "tasks", and in *why the reason
+ * the cgroup walk is not used ("" when it is). */
 const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why);
 
-/* Reads the cgroup walk could not hold, read by the task walk. */
-uint64_t lwk_taskiter_overflows(const struct lwk_taskiter *ti);
+/* Reads the cgroup walk could not give whole, read by the task walk
+ * (more processes, cgroups or threads than it takes, a listed process
+ * not found in it), and in *why the first one's reason. */
+uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why);
 
 /* Unload: closes every fd, so nothing stays in the kernel. */
 void lwk_taskiter_close(struct lwk_taskiter *ti);

@@ -143,6 +143,7 @@ struct run {
 	uint64_t samples, flush_cost, last_full;
 	uint64_t orphan_after; /* s */
 	bool said_source_error;
+	bool said_walk_fallback;
 };
 
 #ifndef CAP_PERFMON
@@ -391,6 +392,18 @@ static bool sample_tick(struct run *r)
 		    "the footer's source_errors counts the failures)", s->ti_error);
 		r->said_source_error = true;
 	}
+	if (s->ti && !r->said_walk_fallback) {
+		const char *first, *now_why, *walk;
+
+		if (lwk_taskiter_fallbacks(s->ti, &first)) {
+			walk = lwk_sample_source_walk(s, &now_why);
+			say("the cgroup walk could not read a tick whole: %s (read by the walk of "
+			    "every task; the footer's bpf_walk_fallbacks counts such ticks)%s%s",
+			    first, strcmp(walk, "cgroup") ? "; every task from now on: " : "",
+			    strcmp(walk, "cgroup") ? now_why : "");
+			r->said_walk_fallback = true;
+		}
+	}
 	/* Write the cost into its place, padded to the same width. */
 	snprintf(cost_txt, sizeof(cost_txt), "%-12llu", (unsigned long long)cost);
 	memcpy(s->line + cost_at, cost_txt, 12);
@@ -437,16 +450,18 @@ static void run_ticks(struct run *r)
 /* The footer line: what the run counted. */
 static void write_footer(struct run *r)
 {
+	const char *why;
 	int n = snprintf(r->s.line, r->s.line_cap,
 			 "{\"end\":true,\"samples\":%llu,\"ticks_skipped\":%llu,\"flushes\":%llu,"
 			 "\"early_flushes\":%llu,\"oversize\":%llu,\"dropped\":%llu,"
-			 "\"source_errors\":%llu,\"bpf_walk_overflows\":%llu,\"flush_cost_ns\":%llu,"
-			 "\"stop_ns\":%llu}\n",
+			 "\"source_errors\":%llu,\"bpf_walk_fallbacks\":%llu,\"bpf_walk_end\":\"%s\","
+			 "\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
 			 (unsigned long long)r->samples, (unsigned long long)r->tick.skipped,
 			 (unsigned long long)r->buf.flushes, (unsigned long long)r->buf.early_flushes,
 			 (unsigned long long)r->buf.oversize, (unsigned long long)r->buf.dropped,
 			 (unsigned long long)r->s.ti_failures,
-			 (unsigned long long)(r->s.ti ? lwk_taskiter_overflows(r->s.ti) : 0),
+			 (unsigned long long)(r->s.ti ? lwk_taskiter_fallbacks(r->s.ti, &why) : 0),
+			 lwk_sample_source_walk(&r->s, &why),
 			 (unsigned long long)r->flush_cost, (unsigned long long)now_ns(CLOCK_REALTIME));
 
 	lwk_sampbuf_add(&r->buf, r->s.line, (size_t)n, true);

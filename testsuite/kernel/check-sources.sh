@@ -6,9 +6,12 @@
 # lwk-syncmon three times on the same processes, frozen with SIGSTOP
 # after they spun (one of them has a thread that already exited, whose
 # time the kernel keeps in the process's signal_struct): once found by
-# their environment, and once in a cgroup of their own on the cgroup v2
-# mount (given with --cgroup, as Slurm's job cgroup would be), when the
-# node has one (v2, or hybrid as this host's /sys/fs/cgroup/unified).
+# their environment, and once in a job cgroup of their own on each
+# cgroup mount the node has (v2, or hybrid as this host's
+# /sys/fs/cgroup/unified; v1's cpuacct hierarchy), given with --cgroup
+# as Slurm's job cgroup would be.  There the bpf source walks the job
+# cgroup (Linux 6.7+); its fallbacks to the walk of every task (too
+# many cgroups, a job cgroup made anew) are run too.
 #
 # Needs root and the bpf source (exit 77, with the reason, otherwise);
 # taskstats missing is a skip of that source only.  Runs from make
@@ -25,11 +28,12 @@ command -v python3 >/dev/null || skip "python3 is needed to compare the samples"
 job=4250
 tmp=$(mktemp -d)
 cg=
+root=
 kids=
 cleanup() {
 	[ -n "$kids" ] && kill -KILL $kids 2>/dev/null
 	wait 2>/dev/null
-	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	remove_cgroups
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -49,46 +53,100 @@ for _ in range(int(sys.argv[1]) - 1):
     threading.Thread(target=spin, args=(float("inf"),), daemon=True).start()
 spin(float("inf"))
 PY
+# sample NAME SOURCE [WHILE]: run the sampler with SOURCE into out.NAME
+# until its first full sample (flush=1: written at every tick), up to 60
+# s (loading BPF takes seconds on a guest); then, if given, run the
+# command WHILE (it sees the sampler's output directory as $1) before
+# stopping it.  Its exit status in rc.NAME.
+sample() {
+	local name=$1 src=$2 mon
+	shift 2
+	mkdir -p "$tmp/out.$name"
+	rm -f "$tmp/state/syncmon.log"
+	"$bin" --job $job --node tnode --uid 0 --gid 0 --dir "$tmp/out.$name" --state "$tmp/state" \
+		--options "interval=50ms,flush=1,source=$src" "${cgopt[@]}" 2>"$tmp/err.$name" &
+	mon=$!
+	for _ in $(seq 600); do
+		grep -qs '"full_scan":true' "$tmp/out.$name"/* && break
+		kill -0 $mon 2>/dev/null || break
+		sleep 0.1
+	done
+	[ $# = 0 ] || "$@" "$tmp/out.$name"
+	kill -TERM $mon 2>/dev/null
+	wait $mon
+	echo $? >"$tmp/rc.$name"
+	cp "$tmp/state/syncmon.log" "$tmp/log.$name" 2>/dev/null
+}
+
+# put_in_cgroups: each of the processes in a task cgroup of a step
+# cgroup of the job cgroup $cg, as Slurm places a job's tasks.
+put_in_cgroups() {
+	local i=0 p
+	for p in $kids; do
+		mkdir -p "$cg/step_0/task_$i" && echo "$p" >"$cg/step_0/task_$i/cgroup.procs"
+		i=$((i + 1))
+	done
+}
+
+# anew DIR: the job cgroup removed and made again at the same path (as
+# Slurm does between an allocation's steps when nothing else holds it),
+# the processes back in it; then until a full sample in DIR lists them
+# all again, up to 30 s.
+anew() {
+	local p d before lines
+	before=$(cat "$1"/* | wc -l)
+	for p in $kids; do echo "$p" >"$root/cgroup.procs"; done
+	for d in "$cg"/step_0/task_* "$cg/step_0" "$cg"; do rmdir "$d"; done
+	put_in_cgroups
+	for _ in $(seq 300); do
+		lines=$(tail -n +$((before + 1)) "$1"/* | grep '"full_scan":true')
+		for p in $kids; do
+			lines=$(grep "\"pid\":$p," <<<"$lines")
+		done
+		[ -n "$lines" ] && break
+		sleep 0.1
+	done
+}
+
+# many_cgroups: 1100 empty cgroups under the job cgroup, more than the
+# bpf source's cgroup walk visits (1024).
+many_cgroups() {
+	mkdir "$cg/many" && for i in $(seq 1100); do mkdir "$cg/many/c$i"; done
+}
+
 # One comparison: the workload, frozen, sampled by each source.  Mode
 # "environment": the sampler finds the processes by their environment
-# (no job cgroup: proctrack/linuxproc, or cgroup v1 as on this host);
-# "cgroup2 ROOT": they sit in a cgroup of their own under the cgroup v2
-# mount ROOT, given with --cgroup, as Slurm's job cgroup would be.
+# (no job cgroup: proctrack/linuxproc); "cgroup2 ROOT" and "cgroup1
+# ROOT": they sit in task cgroups under a job cgroup of their own on
+# the mount ROOT (v2, or v1's cpuacct hierarchy), given with --cgroup,
+# as Slurm's job cgroup would be.  In cgroup1, one thread of the
+# 4-thread process is moved alone to the root (v1 can): the process
+# still counts whole.  Where the bpf source walks the job cgroup (6.7+),
+# two more bpf runs: with more cgroups under the job's than the walk
+# visits (each tick read by the task walk instead), and with the job
+# cgroup made anew while it samples (the walk follows it).
 compare() {
-	local mode=$1 root=${2:-} s mon
+	local mode=$1 s p
+	root=${2:-}
 	kids= cg=
-	rm -rf "$tmp"/out.* "$tmp"/rc.* "$tmp/state"/*
+	rm -rf "$tmp"/out.* "$tmp"/rc.* "$tmp"/log.* "$tmp/state"/*
 	for n in 1 2 4; do
 		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 "$tmp/spin.py" $n &
 		kids="$kids $!"
 	done
 	SLURM_JOB_ID=$job SLURMD_NODENAME=tnode sleep 60 &
 	kids="$kids $!"
-	# In a cgroup, off emulated guests: a process of more threads than
-	# the bpf source's cgroup walk holds (8192), asleep, so that its
-	# reads go through the walk of every task instead.
-	local big=
-	if [ "$mode" != environment ] && [ "${LWK_EMULATED:-0}" != 1 ]; then
-		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 -c '
-import threading, time
-threading.stack_size(65536)
-for _ in range(8250):
-    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
-time.sleep(3600)' &
-		big=$!
-		kids="$kids $big"
-	fi
 	cgopt=()
 	if [ "$mode" != environment ]; then
 		cg=$root/lwk-check-sources.$$
-		mkdir "$cg" && for p in $kids; do echo "$p" >"$cg/cgroup.procs"; done
+		put_in_cgroups
 		cgopt=(--cgroup "$cg")
 	fi
-	echo "# $mode${root:+ $root}: the processes$kids${cg:+ in $cg}"
+	echo "# $mode${root:+ $root}: the processes$kids${cg:+ in $cg/step_0/task_*}"
 	# Until each spinner has its threads and has spun 0.3 s of CPU, up
 	# to 120 s (python starts in seconds on an emulated guest), then
 	# frozen.
-	local want=(1 2 4) i p ready
+	local want=(1 2 4) i ready
 	for _ in $(seq 1200); do
 		ready=1 i=0
 		for p in $kids; do
@@ -97,82 +155,90 @@ time.sleep(3600)' &
 				[ "$(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0)" -ge $(($(getconf CLK_TCK) * 3 / 10)) ] || ready=0
 			i=$((i + 1))
 		done
-		[ -z "$big" ] || [ "$(sed -n 's/^Threads:[[:space:]]*//p' /proc/$big/status 2>/dev/null)" = 8251 ] || ready=0
 		[ $ready = 1 ] && break
 		sleep 0.1
 	done
+	if [ "$mode" = cgroup1 ]; then
+		p=$(echo $kids | cut -d' ' -f3)
+		ls /proc/$p/task | grep -vx "$p" | head -1 >"$root/tasks"
+	fi
 	kill -STOP $kids
 	sleep 0.3 # stopped everywhere: their CPU times no longer move
 	for s in bpf taskstats proc; do
-		mkdir -p "$tmp/out.$s"
-		"$bin" --job $job --node tnode --uid 0 --gid 0 --dir "$tmp/out.$s" --state "$tmp/state" \
-			--options "interval=50ms,flush=1,source=$s" "${cgopt[@]}" 2>"$tmp/err.$s" &
-		mon=$!
-		# Until its first full sample is written (flush=1: at every
-		# tick), up to 60 s: loading BPF takes seconds on a guest.
-		for _ in $(seq 600); do
-			grep -qs '"full_scan":true' "$tmp/out.$s"/* && break
-			kill -0 $mon 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -TERM $mon 2>/dev/null
-		wait $mon
-		echo $? >"$tmp/rc.$s"
+		sample $s $s
 	done
 	if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
 		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
 	fi
-	python3 - "$tmp" "$kids" "$mode" "$big" <<'PY' || fails=$((fails + 1))
-import json, os, sys
-tmp, kids, mode, big = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3], sys.argv[4]
+	if [ "$mode" != environment ] && head -1 "$tmp"/out.bpf/* | grep -q '"bpf_walk":"cgroup"'; then
+		many_cgroups
+		sample bpf-many bpf
+		rmdir "$cg"/many/c[0-9]* "$cg/many"
+		sample bpf-anew bpf anew
+	fi
+	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
+import glob, json, os, sys
+tmp, kids, mode = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3]
 fails = 0
 def ok(what, cond):
     global fails
     print(("ok: " if cond else "FAIL: ") + mode + ": " + what)
     fails += not cond
 runs = {}
-for s in ("bpf", "taskstats", "proc"):
+for s in ("bpf", "taskstats", "proc", "bpf-many", "bpf-anew"):
     d = os.path.join(tmp, "out." + s)
-    files = os.listdir(d) if os.path.isdir(d) else []
+    if not os.path.isdir(d):
+        continue
+    files = os.listdir(d)
     if len(files) != 1:
-        ok("source=%s wrote one file" % s, False)
+        ok("%s wrote one file" % s, False)
         continue
     lines = [json.loads(l) for l in open(os.path.join(d, files[0])) if l.strip()]
-    head, first = lines[0], next((l for l in lines if "k" in l and l["full_scan"]), None)
+    full = [l for l in lines if "k" in l and l["full_scan"]]
+    # The first full sample; after the job cgroup is made anew, the last.
+    first = (full[-1] if s == "bpf-anew" else full[0]) if full else None
     foot = next((l for l in lines if "stop_ns" in l), None)
-    runs[s] = (head, first, foot)
-head = runs.get("bpf", ({}, None, None))[0]
+    log = open(os.path.join(tmp, "log." + s)).read() if os.path.exists(os.path.join(tmp, "log." + s)) else ""
+    runs[s] = (lines[0], first, foot, log)
+head = runs.get("bpf", ({}, None, None, ""))[0]
 ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
 # The walk: the job cgroup's tasks where there is one and the kernel has
-# the css_task iterator (6.7), else every task of the node, saying why.
+# the css_task and task iterators (6.7), else every task of the node,
+# saying why.
 rel = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
-if mode == "environment":
-    want_walk = "tasks"
-else:
-    want_walk = "cgroup" if rel >= (6, 7) else "tasks"
+want_walk = "cgroup" if mode != "environment" and rel >= (6, 7) else "tasks"
 ok("source=bpf: walks %s on Linux %d.%d (%s: %s)" % (want_walk, rel[0], rel[1], head.get("bpf_walk"), head.get("bpf_walk_why")),
    head.get("bpf_walk") == want_walk and (head.get("bpf_walk_why") == "") == (want_walk == "cgroup"))
-foot = runs.get("bpf", ({}, None, None))[2] if "bpf" in runs else None
-ok("source=bpf: no failed read in the footer (%s)" % (foot or {}).get("source_errors"),
-   foot is not None and foot.get("source_errors") == 0)
-# The process of 8251 threads does not fit the cgroup walk: every sample
-# of it was read by the task walk, and only then.
-want_over = bool(big) and want_walk == "cgroup"
-ok("source=bpf: %s (bpf_walk_overflows %s)" % ("a job of more threads than the cgroup walk holds is read by the task walk"
-   if want_over else "no tick overflowed the cgroup walk", (foot or {}).get("bpf_walk_overflows")),
-   foot is not None and (foot.get("bpf_walk_overflows", 0) > 0) == want_over)
-if runs.get("taskstats", ({}, None, None))[0].get("source") != "taskstats":
-    print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None, None))[0].get("source_fallback", "no output")))
+for s in ("bpf", "bpf-many", "bpf-anew"):
+    if s not in runs:
+        continue
+    foot, log = runs[s][2] or {}, runs[s][3]
+    fb = foot.get("bpf_walk_fallbacks")
+    ok("%s: no failed read in the footer (%s)" % (s, foot.get("source_errors")), foot.get("source_errors") == 0)
+    if s == "bpf":
+        # Every tick read by the walk the header names.
+        ok("bpf: no tick fell back from the cgroup walk, and it ended on it (%s, %s)" % (fb, foot.get("bpf_walk_end")),
+           fb == 0 and foot.get("bpf_walk_end") == want_walk)
+    elif s == "bpf-many":
+        ok("bpf-many: past 1024 cgroups the ticks fall back to the task walk and the log says why (%s: %s)"
+           % (fb, [l for l in log.splitlines() if "cgroup walk" in l][:1]),
+           isinstance(fb, int) and fb >= 1 and "more cgroups under the job cgroup" in log)
+    else:
+        ok("bpf-anew: the job cgroup made anew is followed (%s fallbacks, ended on %s: %s)"
+           % (fb, foot.get("bpf_walk_end"), [l for l in log.splitlines() if "cgroup walk" in l][:1]),
+           isinstance(fb, int) and fb >= 1 and foot.get("bpf_walk_end") == "cgroup")
+if runs.get("taskstats", ({}, None, None, ""))[0].get("source") != "taskstats":
+    print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None, None, ""))[0].get("source_fallback", "no output")))
     runs.pop("taskstats", None)
-ok("source=proc: the header says proc", runs.get("proc", ({}, None, None))[0].get("source") == "proc")
+ok("source=proc: the header says proc", runs.get("proc", ({}, None, None, ""))[0].get("source") == "proc")
 tick_us = 1000000 // (head.get("clk_tck") or 100)
 procs = {}
-for s, (h, first, _) in runs.items():
+for s, (h, first, _, _) in runs.items():
     if first is None:
-        ok("source=%s: a full sample" % s, False)
+        ok("%s: a full sample" % s, False)
         continue
     procs[s] = {p["pid"]: p for p in first["procs"]}
-    ok("source=%s: the job's %d processes, no other (%s)" % (s, len(kids), sorted(procs[s])),
+    ok("%s: the job's %d processes, no other (%s)" % (s, len(kids), sorted(procs[s])),
        sorted(procs[s]) == sorted(kids) and first["job"]["nprocs"] == len(kids))
 # proc rounds utime and stime down to a clock tick each: it is up to two
 # ticks below the run time the others read, never above it.  taskstats
@@ -191,7 +257,8 @@ def close(s, t, x, y):
     if (s, t) == ("proc", "taskstats"):
         return -slack <= d < 2 * tick_us
     return abs(d) <= tick_us
-pairs = [(a, b) for a, b in (("taskstats", "bpf"), ("proc", "bpf"), ("proc", "taskstats"))
+pairs = [(a, b) for a, b in (("taskstats", "bpf"), ("proc", "bpf"), ("proc", "taskstats"),
+                             ("proc", "bpf-many"), ("proc", "bpf-anew"))
          if a in procs and b in procs]
 for s, t in pairs:
     a, b = procs[t], procs[s]
@@ -200,7 +267,8 @@ for s, t in pairs:
        all(a[p]["threads"] == b[p]["threads"] for p in common))
     diffs = [(p, a[p]["cpu_us"], b[p]["cpu_us"]) for p in common]
     ok("%s and %s: CPU times within %s (%s)" % (t, s, "two clock ticks below (proc rounds utime and stime down)"
-       if s == "proc" else "one clock tick (taskstats %d below)" % (slack // tick_us), diffs), all(close(s, t, x, y) for _, x, y in diffs))
+       if s == "proc" else "one clock tick (taskstats %d below)" % (slack // tick_us), diffs),
+       all(close(s, t.split("-")[0], x, y) for _, x, y in diffs))
 # Resident memory, summed over the job's processes by the sampler (not
 # read from a cgroup: the environment mode), of frozen processes.  bpf
 # reads the kernel's fast counters (on 6.1 through its pre-6.2 path);
@@ -223,8 +291,14 @@ sys.exit(1 if fails else 0)
 PY
 	kill -KILL $kids 2>/dev/null
 	wait 2>/dev/null
-	[ -n "$cg" ] && rmdir "$cg"
+	remove_cgroups
 	kids= cg=
+}
+
+# remove_cgroups: the job cgroup of a comparison, deepest first.
+remove_cgroups() {
+	[ -n "$cg" ] && [ -d "$cg" ] || return 0
+	find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
 }
 
 compare environment
