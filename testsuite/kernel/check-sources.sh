@@ -171,9 +171,13 @@ compare() {
 		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
 	fi
 	if [ "$mode" != environment ] && head -1 "$tmp"/out.bpf/* | grep -q '"bpf_walk":"cgroup"'; then
-		many_cgroups
-		sample bpf-many bpf
-		rmdir "$cg"/many/c[0-9]* "$cg/many"
+		# 1100 cgroups made and removed take minutes on an emulated
+		# guest: the host runs that one.
+		if [ "${LWK_EMULATED:-0}" != 1 ]; then
+			many_cgroups
+			sample bpf-many bpf
+			rmdir "$cg"/many/c[0-9]* "$cg/many"
+		fi
 		sample bpf-anew bpf anew
 	fi
 	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
