@@ -23,13 +23,20 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/taskstats.h \
 	spank/node/xpart.c \
 	spank/node/xpart.h
-# The sampler's BPF task iterator: a library of its own, linked by
+# The sampler's BPF walks: a library of their own, linked by
 # lwk-syncmon, its benchmark and its tests, never by the plugin (no
-# libbpf in slurmstepd).  Its kernel side, taskiter.bpf.c, is compiled
-# with clang -target bpf into a skeleton header (Makefile.am).
+# libbpf in slurmstepd).  Their kernel side, taskiter.bpf.c and
+# cgiter.bpf.c, is compiled with clang -target bpf into skeleton headers
+# (Makefile.am); a build without clang, libbpf or bpftool has
+# taskiter_none.c instead.
 noinst_LTLIBRARIES += spank/liblwkbpf.la
 spank_liblwkbpf_la_SOURCES = \
-	spank/node/taskiter.c \
 	spank/node/taskiter.h \
 	spank/node/taskiter_rec.h
+if HAVE_BPF
+spank_liblwkbpf_la_SOURCES += spank/node/taskiter.c
+else
+spank_liblwkbpf_la_SOURCES += spank/node/taskiter_none.c
+endif
+EXTRA_spank_liblwkbpf_la_SOURCES = spank/node/taskiter.c spank/node/taskiter_none.c
 spank_liblwkbpf_la_LIBADD = $(LIBBPF_LIBS)

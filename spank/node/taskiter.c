@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The BPF task iterator's loader and reader (node/taskiter.h). */
+/* The BPF walks' loader and reader (node/taskiter.h); a build without
+ * them has node/taskiter_none.c instead. */
 #define _GNU_SOURCE /* vasprintf */
 #include "node/taskiter.h"
 
@@ -7,64 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef HAVE_BPF
-
-bool lwk_taskiter_built(void)
-{
-	return false;
-}
-
-struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, char *err,
-				      size_t errlen)
-{
-	(void)max_procs, (void)cgroup;
-	snprintf(err, errlen, "bpf: not built (configure found no clang, libbpf or bpftool)");
-	errno = ENOSYS;
-	return NULL;
-}
-
-void lwk_taskiter_close(struct lwk_taskiter *ti)
-{
-	(void)ti;
-}
-
-int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
-{
-	(void)ti, (void)pids, (void)n;
-	errno = ENOSYS;
-	return -1;
-}
-
-int lwk_taskiter_read(struct lwk_taskiter *ti)
-{
-	(void)ti;
-	errno = ENOSYS;
-	return -1;
-}
-
-const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
-{
-	(void)ti;
-	*why = "";
-	return "tasks";
-}
-
-uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why)
-{
-	(void)ti;
-	*why = "";
-	return 0;
-}
-
-const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti, pid_t pid)
-{
-	(void)ti, (void)pid;
-	return NULL;
-}
-
-#else /* HAVE_BPF */
-
 #include <stdarg.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -612,5 +555,3 @@ const struct lwk_taskiter_proc *lwk_taskiter_find(const struct lwk_taskiter *ti,
 	}
 	return NULL;
 }
-
-#endif /* HAVE_BPF */
