@@ -181,7 +181,7 @@ compare() {
 		sample bpf-anew bpf anew
 	fi
 	python3 - "$tmp" "$kids" "$mode" <<'PY' || fails=$((fails + 1))
-import glob, json, os, sys
+import json, os, re, sys
 tmp, kids, mode = sys.argv[1], [int(p) for p in sys.argv[2].split()], sys.argv[3]
 fails = 0
 def ok(what, cond):
@@ -209,7 +209,7 @@ ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bp
 # The walk: the job cgroup's tasks where there is one and the kernel has
 # the css_task and task iterators (6.7), else every task of the node,
 # saying why.
-rel = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+rel = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
 want_walk = "cgroup" if mode != "environment" and rel >= (6, 7) else "tasks"
 ok("source=bpf: walks %s on Linux %d.%d (%s: %s)" % (want_walk, rel[0], rel[1], head.get("bpf_walk"), head.get("bpf_walk_why")),
    head.get("bpf_walk") == want_walk and (head.get("bpf_walk_why") == "") == (want_walk == "cgroup"))
