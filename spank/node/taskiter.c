@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/types.h>
@@ -500,9 +501,9 @@ static const char *const stopped_why[] = {
 /*
  * The job cgroup's walk: its records are in the mapped array, the read
  * itself returns nothing.  0, or 1 when the tick must be read by the
- * task walk: the walk stopped short, failed, or missed a process the
- * sampler lists (a job cgroup made anew, a v1 process listed by a
- * thread whose leader is elsewhere, or one that exited just now).
+ * task walk: the walk stopped short, failed, or missed a live process
+ * the sampler lists (a job cgroup made anew, a v1 process listed by a
+ * thread whose leader is elsewhere, one moved out since its listing).
  */
 static int read_cgroup(struct lwk_taskiter *ti)
 {
@@ -521,8 +522,10 @@ static int read_cgroup(struct lwk_taskiter *ti)
 					     : "the cgroup walk stopped");
 	for (__u32 i = 0; i < bss->nrecs && i < cap; i++)
 		add_record(ti, &bss->recs[i]);
+	/* A listed process the walk did not find, unless it has exited
+	 * since it was listed (the task walk would not find it either). */
 	for (size_t i = 0; i < ti->n_in_map; i++) {
-		if (!lwk_taskiter_find(ti, ti->in_map[i])) {
+		if (!lwk_taskiter_find(ti, ti->in_map[i]) && kill(ti->in_map[i], 0) == 0) {
 			snprintf(why, sizeof(why), "a listed process (%d) was not in the job cgroup",
 				 (int)ti->in_map[i]);
 			follow_cgroup(ti);

@@ -96,7 +96,7 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 	# The walk: of the job cgroup's tasks where Slurm made one (its
 	# path found from the kernel: a SLUID on 26.05) and the kernel has
 	# the css_task iterator (6.7), else of every task, saying why.
-	local node rel want
+	local node rel want samples fallbacks
 	# The footers: written as each sampler stops (the epilog), up to 30 s.
 	for ((i = 0; i < 120; i++)); do
 		[ "$(cat "$dir"/syncmon-"$jid"-*.jsonl | grep -c '^{"end":true')" = 2 ] && break
@@ -112,8 +112,16 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 			want=cgroup
 		fi
 		head -1 "$f" | grep -q "\"bpf_walk\":\"$want\"" || fail "$f: on Linux $rel the walk should be $want: $(head -1 "$f")"
-		tail -1 "$f" | grep -q "\"source_errors\":0,\"bpf_walk_fallbacks\":0,\"bpf_walk_end\":\"$want\"" ||
-			fail "$f: the footer counts failed reads or ticks the $want walk did not read: $(tail -1 "$f")"
+		# No failed read; and the walk at the end is the one at the
+		# start.  A tick whose listed process moved out of the job
+		# cgroup between its listing and the walk (slurmstepd's own
+		# moves at a step's start) is read by the task walk: a few.
+		tail -1 "$f" | grep -q "\"source_errors\":0,\"bpf_walk_fallbacks\":[0-9]*,\"bpf_walk_end\":\"$want\"" ||
+			fail "$f: the footer counts failed reads, or another walk at the end: $(tail -1 "$f")"
+		samples=$(tail -1 "$f" | sed -n 's/.*"samples":\([0-9]*\).*/\1/p')
+		fallbacks=$(tail -1 "$f" | sed -n 's/.*"bpf_walk_fallbacks":\([0-9]*\).*/\1/p')
+		[ $((fallbacks * 10)) -le "$samples" ] ||
+			fail "$f: $fallbacks of $samples ticks fell back from the $want walk: $(tail -1 "$f")"
 		echo "measure: $node (Linux $rel): bpf walks $want"
 	done
 	if on_each_node sh -c 'command -v bpftool >/dev/null'; then
@@ -162,7 +170,9 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	done
 	sampler_running "$jid" && fail "the sampler of cancelled job $jid still runs"
 	tail -1 "$dir"/syncmon-"$jid"-*.jsonl | grep -q '"end":true' || fail "no footer after scancel"
-	left=$(on_each_node find "$LWK_STATE_DIR" -mindepth 2 -name "$jid" 2>/dev/null || true)
+	# find's own complaints stay on the node (a node no job has used
+	# yet has no state directory at all): only what it found counts.
+	left=$(on_each_node sh -c 'find "$1" -mindepth 2 -name "$2" 2>/dev/null' _ "$LWK_STATE_DIR" "$jid" || true)
 	[ -z "$left" ] || fail "state left behind: $left"
 	grep -q "lwk: job $jid on node[0-9]*: lwk-syncmon: job $jid node node[0-9]*: stopped after" \
 		"$LWK_DEV_DIR"/log/slurmd-node*.log || fail "the epilog did not log the sampler's stop"
@@ -190,7 +200,7 @@ short_jobs_leave_nothing() {
 			running="$running $jid"
 			on_each_node pkill -f "lwk-syncmon --job $jid " || true
 		fi
-		left=$(on_each_node find "$LWK_STATE_DIR" -mindepth 2 -maxdepth 2 -name "$jid" 2>/dev/null || true)
+		left=$(on_each_node sh -c 'find "$1" -mindepth 2 -maxdepth 2 -name "$2" 2>/dev/null' _ "$LWK_STATE_DIR" "$jid" || true)
 		[ -z "$left" ] || fail "state left behind by job $jid: $left"
 	done
 	[ -z "$running" ] || fail "samplers still ran 10 s after their jobs ended:$running"
