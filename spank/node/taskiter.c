@@ -10,7 +10,6 @@
 #include <string.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/types.h>
@@ -23,6 +22,7 @@
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define READ_RECS 512 /* records per read() */
+#define LWK_CG_REST 100 /* reads by the task walk after the cgroup walk stopped at a limit */
 
 struct lwk_taskiter {
 	struct lwk_taskiter_bpf *skel;
@@ -33,6 +33,7 @@ struct lwk_taskiter {
 	ino_t cg_ino;
 	char walk_why[384];		/* why not the cgroup walk ("" when it is used) */
 	uint64_t cg_fallbacks;		/* reads the cgroup walk could not give whole */
+	unsigned cg_rest;		/* reads left before the cgroup walk is tried again */
 	char fallback_why[160];		/* why the first of them */
 	int map_fd;
 	size_t max;
@@ -480,15 +481,36 @@ static int fall_back(struct lwk_taskiter *ti, const char *why)
 
 /* Whether the job cgroup at its path is no longer the one the walk is
  * attached to (Slurm removes it when its last step ends and makes it
- * again for the next); then the walk follows it, or stops. */
+ * again for the next); then the walk follows it.  A directory not (yet)
+ * there, or an attach that fails, is tried again at the next miss: the
+ * old link stays, and its ticks go to the task walk meanwhile. */
 static void follow_cgroup(struct lwk_taskiter *ti)
 {
 	struct stat st;
 
 	if (lstat(ti->cg_path, &st) || (st.st_dev == ti->cg_dev && st.st_ino == ti->cg_ino))
 		return;
-	if (attach_cgroup(ti))
-		drop_cgroup_walk(ti); /* walk_why says why */
+	attach_cgroup(ti); /* walk_why says why not, if it fails */
+}
+
+/* Whether a process has exited: gone, or a zombie or dead one not yet
+ * reaped (the walk, as cgroup.procs, skips those; kill(0) does not). */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the state follows the name, which may hold ')' */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
 static const char *const stopped_why[] = {
@@ -516,16 +538,24 @@ static int read_cgroup(struct lwk_taskiter *ti)
 		snprintf(why, sizeof(why), "a read of the cgroup walk failed: %s", strerror(errno));
 		return fall_back(ti, why);
 	}
-	if (bss->stopped)
+	if (bss->stopped) {
+		/* A job past a limit is likely to stay there: the next
+		 * reads go to the task walk without paying this one. */
+		ti->cg_rest = LWK_CG_REST;
 		return fall_back(ti, bss->stopped < sizeof(stopped_why) / sizeof(*stopped_why)
 					     ? stopped_why[bss->stopped]
 					     : "the cgroup walk stopped");
+	}
+	/* One record a process; the css_task iterator can return a group
+	 * leader that exits during the walk twice (from its set's tasks,
+	 * then its dying tasks): the first one counts. */
 	for (__u32 i = 0; i < bss->nrecs && i < cap; i++)
-		add_record(ti, &bss->recs[i]);
+		if (!lwk_taskiter_find(ti, (pid_t)bss->recs[i].tgid))
+			add_record(ti, &bss->recs[i]);
 	/* A listed process the walk did not find, unless it has exited
 	 * since it was listed (the task walk would not find it either). */
 	for (size_t i = 0; i < ti->n_in_map; i++) {
-		if (!lwk_taskiter_find(ti, ti->in_map[i]) && kill(ti->in_map[i], 0) == 0) {
+		if (!lwk_taskiter_find(ti, ti->in_map[i]) && !exited(ti->in_map[i])) {
 			snprintf(why, sizeof(why), "a listed process (%d) was not in the job cgroup",
 				 (int)ti->in_map[i]);
 			follow_cgroup(ti);
@@ -540,10 +570,16 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 	reset(ti);
 	if (!ti->n_in_map)
 		return 0;
-	if (ti->cg_link && read_cgroup(ti) == 0)
+	if (ti->cg_link && ti->cg_rest) {
+		ti->cg_rest--;
+		fall_back(ti, "the cgroup walk rests after a stop");
+	} else if (ti->cg_link && read_cgroup(ti) == 0) {
 		return (int)ti->nprocs;
-	if (run_iter(ti, ti->skel->links.job_tasks))
+	}
+	if (run_iter(ti, ti->skel->links.job_tasks)) {
+		reset(ti); /* nothing of a read cut short */
 		return -1;
+	}
 	return (int)ti->nprocs;
 }
 
