@@ -4,6 +4,7 @@
  * a query from a process running as another user for now, tasks left
  * without a slurmstepd, and whose slurmstepd counts. */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,21 @@ START_TEST(not_asked_while_running_as_another_user)
 }
 END_TEST
 
+/* Whether process pid runs sleep now (its comm). */
+static bool child_is_sleep(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "sleep\n");
+}
+
 /* A process of the job's user with the job's environment and no
  * slurmstepd: its slurmstepd was killed, the job is gone here. */
 START_TEST(tasks_left_without_a_slurmstepd_mean_gone)
@@ -213,9 +229,13 @@ START_TEST(tasks_left_without_a_slurmstepd_mean_gone)
 		_exit(127);
 	}
 	close(fds[1]);
-	/* The shell has its environment once it writes. */
+	/* The shell has its environment once it writes; then it execs
+	 * sleep, and while a process execs its environ cannot be read (a
+	 * loaded run saw the job alive): until it is sleep, up to 10 s. */
 	ck_assert_int_eq(read(fds[0], &c, 1), 1);
 	close(fds[0]);
+	for (int i = 0; i < 1000 && !child_is_sleep(child); i++)
+		usleep(10000);
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_GONE);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
