@@ -567,14 +567,31 @@ int main(int argc, char **argv)
 		} else if (lwk_perf_open_cgroup(&pc, &ev, dir, &cpus, err, sizeof(err))) {
 			OK(0, "perf: %s", err);
 		} else {
-			k = spawn(spin, 400);
-			start_in(&k, &cg);
-			finish(&k, &cpu_s);
-			lwk_perf_read(&pc, &rd);
+			/* A TCG guest's clocks can disagree for a moment (once:
+			 * 0.511 s of CPU charged for a 0.4 s spin while perf
+			 * counted 0.410 s), so one disagreement is measured again
+			 * and both are printed; a perf that counts the wrong
+			 * cgroup, or nothing, fails both. */
+			char first[96] = "";
+			uint64_t before = 0;
+			bool near = false;
+
+			for (int attempt = 0; attempt < 2 && !near; attempt++) {
+				if (attempt)
+					snprintf(first, sizeof(first), " (measured again: first %.3f s counted, %.3f s used)",
+						 (double)rd.scaled / 1e9, cpu_s);
+				before = attempt ? rd.scaled : 0;
+				k = spawn(spin, 400);
+				start_in(&k, &cg);
+				finish(&k, &cpu_s);
+				lwk_perf_read(&pc, &rd);
+				rd.scaled -= before;
+				near = rd.scaled >= (uint64_t)(cpu_s * 0.9e9) &&
+				       rd.scaled <= (uint64_t)(cpu_s * 1.1e9 + 2e7);
+			}
 			lwk_perf_close(&pc);
-			OK(rd.scaled >= (uint64_t)(cpu_s * 0.9e9) && rd.scaled <= (uint64_t)(cpu_s * 1.1e9 + 2e7),
-			   "[perf-cgroup] perf: task-clock of the cgroup on %d CPUs: %.3f s counted, the process used %.3f s",
-			   ncpu, (double)rd.scaled / 1e9, cpu_s);
+			OK(near, "[perf-cgroup] perf: task-clock of the cgroup on %d CPUs: %.3f s counted, the process used %.3f s%s",
+			   ncpu, (double)rd.scaled / 1e9, cpu_s, first);
 		}
 	}
 
