@@ -146,25 +146,42 @@ static char *job_component(char *path, uint32_t job, size_t *n)
 	return path + start;
 }
 
+/* Is ctl (a v1 line's controllers, comma separated) one naming c? */
+static bool has_controller(const char *ctl, const char *c)
+{
+	size_t n = strlen(c);
+
+	for (const char *p = ctl; (p = strstr(p, c)); p += n)
+		if ((p == ctl || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
 int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
 		   char *out, size_t len)
 {
+	/* v2's unified line (""), else v1's cpuacct hierarchy
+	 * (jobacct_gather/cgroup: it also gives the job's CPU total), else
+	 * v1's freezer (proctrack/cgroup: every process of the job). */
+	static const char *const wanted[] = { "", "cpuacct", "freezer" };
 	char ctl[256], path[4096], *hit;
-	const char *cursor = proc_cgroup;
 	size_t n;
 
-	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
-		/* v2's unified line, or v1's cpuacct hierarchy ("cpu,cpuacct"). */
-		if (ctl[0] && !strstr(ctl, "cpuacct"))
-			continue;
-		if (!(hit = job_component(path, job, &n)))
-			continue;
-		hit[n] = '\0'; /* keep up to and with job_<job> */
-		if (ctl[0])
-			snprintf(out, len, "%s/%s%s", cgroup_root, ctl, path);
-		else
-			snprintf(out, len, "%s%s", cgroup_root, path);
-		return 0;
+	for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
+		const char *cursor = proc_cgroup;
+
+		while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path))) {
+			if (w ? !has_controller(ctl, wanted[w]) : ctl[0] != '\0')
+				continue;
+			if (!(hit = job_component(path, job, &n)))
+				continue;
+			hit[n] = '\0'; /* keep up to and with job_<job> */
+			if (ctl[0])
+				snprintf(out, len, "%s/%s%s", cgroup_root, ctl, path);
+			else
+				snprintf(out, len, "%s%s", cgroup_root, path);
+			return 0;
+		}
 	}
 	return -1;
 }

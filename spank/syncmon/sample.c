@@ -255,9 +255,9 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 	 * the whole table, too much for every tick. */
 	if (full)
 		lwk_proctab_sweep(s->tab);
-	/* With a job cgroup, the job's total is one read, and exact: it
-	 * includes processes that already exited. */
-	if (s->cgroup) {
+	/* With a job cgroup that counts CPU, the job's total is one read,
+	 * and exact: it includes processes that already exited. */
+	if (s->cgroup_cpu) {
 		uint64_t cg_us;
 
 		if (lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0)

@@ -28,6 +28,9 @@ struct lwk_sampling {
 	struct lwk_syncmon_opts o;
 	uint32_t job;
 	const char *node, *cgroup, *proc_root;
+	/* The job cgroup gives the job's CPU total (v2's cpu.stat, v1's
+	 * cpuacct; not v1's freezer), as the sampler found at its start. */
+	bool cgroup_cpu;
 	struct lwk_taskstats ts;
 	bool use_taskstats;
 	struct lwk_taskiter *ti;  /* the batch source, when used (use_bpf) */

@@ -307,7 +307,9 @@ static int open_source(struct run *r, int ready_fd)
 {
 	struct lwk_sampling *s = &r->s;
 	char err[700];
+	uint64_t cg_us;
 
+	s->cgroup_cpu = s->cgroup && lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0;
 	if (lwk_sample_source_open(s, err, sizeof(err))) {
 		say("%s", err);
 		if (ready_fd >= 0 && dprintf(ready_fd, "r%s", err) < 0)
@@ -351,13 +353,14 @@ static void write_header(struct run *r)
 		     "\"bpf_walk\":\"%s\",\"bpf_walk_why\":%s,"
 		     "\"idle_threshold_pct\":%.2f,\"clock\":{\"synced\":%s,\"status\":%d,"
 		     "\"maxerror_us\":%ld,\"esterror_us\":%ld},\"clk_tck\":%ld,"
-		     "\"job_cgroup\":%s,\"start_ns\":%llu}\n",
+		     "\"job_cgroup\":%s,\"job_cgroup_cpu\":%s,\"start_ns\":%llu}\n",
 		     s->job, node_json, hj, (unsigned long long)s->o.interval,
 		     (unsigned long long)s->o.offset, (unsigned long long)s->o.flush,
 		     (unsigned long long)s->o.fullscan, (unsigned long long)s->o.buffer,
 		     lwk_sample_source_name(s), fb, walk, wj, (double)s->o.idle / 100.0,
 		     (clock_state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? "false" : "true",
 		     tx.status, tx.maxerror, tx.esterror, s->clk_tck, s->cgroup ? "true" : "false",
+		     s->cgroup_cpu ? "true" : "false",
 		     (unsigned long long)now_ns(CLOCK_REALTIME));
 	lwk_sampbuf_add(&r->buf, s->line, (size_t)n, true);
 }

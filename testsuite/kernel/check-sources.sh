@@ -126,15 +126,18 @@ many_cgroups() {
 
 # One comparison: the workload, frozen, sampled by each source.  Mode
 # "environment": the sampler finds the processes by their environment
-# (no job cgroup: proctrack/linuxproc); "cgroup2 ROOT" and "cgroup1
-# ROOT": they sit in task cgroups under a job cgroup of their own on
-# the mount ROOT (v2, or v1's cpuacct hierarchy), given with --cgroup,
-# as Slurm's job cgroup would be.  In cgroup1, one thread of the
-# 4-thread process is moved alone to the root (v1 can): the process
-# still counts whole.  Where the bpf source walks the job cgroup (6.7+),
-# two more bpf runs: with more cgroups under the job's than the walk
-# visits (each tick read by the task walk instead), and with the job
-# cgroup made anew while it samples (the walk follows it).
+# (no job cgroup: proctrack/linuxproc); "cgroup2 ROOT", "cgroup1 ROOT"
+# and "freezer ROOT": they sit in task cgroups under a job cgroup of
+# their own on the mount ROOT (v2, v1's cpuacct hierarchy, or v1's
+# freezer one, which proctrack/cgroup makes where jobacct_gather/cgroup
+# makes no cpuacct one), given with --cgroup, as Slurm's job cgroup
+# would be.  On v1, one thread of the 4-thread process is moved alone
+# to the root (v1 can): the process still counts whole.  Where the bpf
+# source walks the job cgroup (6.7+), two more bpf runs (not in freezer:
+# the walk is the same whatever the controller): with more cgroups under
+# the job's than the walk visits (each tick read by the task walk
+# instead), and with the job cgroup made anew while it samples (the walk
+# follows it).
 compare() {
 	local mode=$1 s p
 	root=${2:-}
@@ -168,7 +171,7 @@ compare() {
 		[ $ready = 1 ] && break
 		sleep 0.1
 	done
-	if [ "$mode" = cgroup1 ]; then
+	if [ "$mode" = cgroup1 ] || [ "$mode" = freezer ]; then
 		p=$(echo $kids | cut -d' ' -f3)
 		ls /proc/$p/task | grep -vx "$p" | head -1 >"$root/tasks"
 	fi
@@ -180,7 +183,8 @@ compare() {
 	if [ "$(cat "$tmp/rc.bpf")" = 3 ]; then
 		skip "source=bpf cannot work here: $(sed -n 's/.*source=bpf cannot work on this node: //p' "$tmp/state/syncmon.log" | head -1)"
 	fi
-	if [ "$mode" != environment ] && head -1 "$tmp"/out.bpf/* | grep -q '"bpf_walk":"cgroup"'; then
+	if [ "$mode" != environment ] && [ "$mode" != freezer ] &&
+		head -1 "$tmp"/out.bpf/* | grep -q '"bpf_walk":"cgroup"'; then
 		# 1100 cgroups made and removed take minutes on an emulated
 		# guest: the host runs that one.
 		if [ "${LWK_EMULATED:-0}" != 1 ]; then
@@ -216,6 +220,11 @@ for s in ("bpf", "taskstats", "proc", "bpf-many", "bpf-anew"):
     runs[s] = (lines[0], first, foot, log)
 head = runs.get("bpf", ({}, None, None, ""))[0]
 ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
+# The processes from the job cgroup, whatever its hierarchy; its CPU
+# total only where it counts CPU (v2's cpu.stat, v1's cpuacct).
+want_cg = (mode != "environment", mode in ("cgroup2", "cgroup1"))
+ok("the header: job_cgroup %s, job_cgroup_cpu %s (%s, %s)" % (want_cg + (head.get("job_cgroup"), head.get("job_cgroup_cpu"))),
+   (head.get("job_cgroup"), head.get("job_cgroup_cpu")) == want_cg)
 # The walk: the job cgroup's tasks where there is one and the kernel has
 # the css_task and task iterators (6.7), else every task of the node,
 # saying why.
@@ -254,6 +263,10 @@ for s, (h, first, _, _) in runs.items():
     procs[s] = {p["pid"]: p for p in first["procs"]}
     ok("%s: the job's %d processes, no other (%s)" % (s, len(kids), sorted(procs[s])),
        sorted(procs[s]) == sorted(kids) and first["job"]["nprocs"] == len(kids))
+    if not want_cg[1]:
+        # No cgroup total: the job's is the sum of its processes'.
+        ok("%s: job.cpu_us is the sum of the processes' (%d, %d)" % (s, first["job"]["cpu_us"], sum(p["cpu_us"] for p in first["procs"])),
+           first["job"]["cpu_us"] == sum(p["cpu_us"] for p in first["procs"]))
 # proc rounds utime and stime down to a clock tick each: it is up to two
 # ticks below the run time the others read, never above it.  taskstats
 # counts a thread that exited when the exit is notified, a little before
@@ -332,5 +345,13 @@ if [ -n "$v1" ]; then
 	compare cgroup1 "$v1"
 else
 	echo "SKIP: no cgroup v1 cpuacct hierarchy: the v1 --cgroup comparison is for v1 hosts (the guests are v2)"
+fi
+# v1's freezer hierarchy: proctrack/cgroup's job cgroup, the one a v1
+# node without jobacct_gather/cgroup has.
+v1f=$(awk '$3 == "cgroup" && $4 ~ /(^|,)freezer(,|$)/ { print $2; exit }' /proc/mounts)
+if [ -n "$v1f" ]; then
+	compare freezer "$v1f"
+else
+	echo "SKIP: no cgroup v1 freezer hierarchy: the v1 freezer --cgroup comparison is for v1 hosts (the guests are v2)"
 fi
 [ $fails = 0 ]

@@ -105,6 +105,12 @@ fi
 report --no-plots "$fx/exited"
 expect "job 4244 (no job cgroup, every process exited): 8.20 CPU seconds, not 0.00" \
 	"$(row node1 | cut -d' ' -f10)" "8.20"
+# The same in a v1 freezer job cgroup (proctrack/cgroup without
+# jobacct_gather/cgroup): the processes are the cgroup's, but the CPU
+# total is still their sum (job_cgroup_cpu false).
+report --no-plots "$fx/freezer"
+expect "job 4245 (a freezer job cgroup, no CPU total, every process exited): 8.20 CPU seconds" \
+	"$(row node1 | cut -d' ' -f10)" "8.20"
 
 # --------------------------------------------------------------- refusals
 

@@ -21,6 +21,26 @@ START_TEST(job_cgroup_from_proc_self_cgroup)
 	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/node1_slurmstepd.scope/job_12");
 	ck_assert_int_eq(lwk_job_cgroup(v1, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "/sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12");
+	/* proctrack/cgroup without jobacct_gather/cgroup: no cpuacct job
+	 * cgroup, the freezer one holds every process of the job; cpuacct
+	 * is still taken first where both are (it gives the CPU total). */
+	{
+		const char *freezer = "11:freezer:/slurm_node1/uid_0/job_12/step_batch\n"
+				      "4:cpu,cpuacct:/\n"
+				      "3:cpuset:/slurm_node1/uid_0/job_12/step_batch\n"
+				      "1:name=systemd:/job_12/step_0\n";
+		const char *both = "11:freezer:/slurm/uid_0/job_12/step_0\n"
+				   "4:cpuacct,cpu:/slurm/uid_0/job_12/step_0\n";
+		const char *lookalike = "11:freezer2:/slurm/uid_0/job_12/step_0\n"
+					"1:name=freezer:/slurm/uid_0/job_12/step_0\n";
+
+		ck_assert_int_eq(lwk_job_cgroup(freezer, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+		ck_assert_str_eq(out, "/sys/fs/cgroup/freezer/slurm_node1/uid_0/job_12");
+		ck_assert_int_eq(lwk_job_cgroup(both, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
+		ck_assert_str_eq(out, "/sys/fs/cgroup/cpuacct,cpu/slurm/uid_0/job_12");
+		/* Only a hierarchy with the controller itself: not a named one. */
+		ck_assert_int_eq(lwk_job_cgroup(lookalike, 12, "/x", out, sizeof(out)), -1);
+	}
 	/* job_1 is not job_12, and linuxproc makes no job cgroup at all. */
 	ck_assert_int_eq(lwk_job_cgroup(v2, 1, "/sys/fs/cgroup", out, sizeof(out)), -1);
 	ck_assert_int_eq(lwk_job_cgroup("0::/user.slice/session-3.scope\n", 12, "/x", out, sizeof(out)), -1);
