@@ -248,7 +248,26 @@ static int read_small(const char *path, char *buf, size_t len, size_t *got)
 	return 0;
 }
 
-static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int depth)
+/* Slurm's own processes in a job cgroup (job): slurmstepd sits in the
+ * job level itself on v1 (freezer: so that freezing a step leaves it
+ * running), in step_<n>/slurm on v2; the job's tasks are below the
+ * steps. */
+static bool slurm_own(bool job, int depth, const char *dir)
+{
+	const char *leaf = strrchr(dir, '/'), *parent = leaf;
+
+	if (!job)
+		return false;
+	if (depth == 0)
+		return true;
+	if (depth != 2 || strcmp(leaf + 1, "slurm"))
+		return false;
+	while (parent > dir && parent[-1] != '/')
+		parent--;
+	return !strncmp(parent, "step_", 5);
+}
+
+static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int depth, bool job)
 {
 	char path[4096], buf[65536];
 	size_t got;
@@ -258,6 +277,8 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	if (read_small(path, buf, sizeof(buf), &got))
 		return -1;
+	if (slurm_own(job, depth, dir))
+		buf[0] = '\0';
 	if (got == sizeof(buf) - 1) {
 		/* Full: the last pid may be cut; drop the partial line rather
 		 * than count another process as the job's. */
@@ -286,7 +307,7 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		cgroup_walk(path, pids, max, n, depth + 1);
+		cgroup_walk(path, pids, max, n, depth + 1, job);
 	}
 	closedir(d);
 	return 0;
@@ -295,7 +316,13 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n)
 {
 	*n = 0;
-	return cgroup_walk(dir, pids, max, n, 0);
+	return cgroup_walk(dir, pids, max, n, 0, false);
+}
+
+int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t *n)
+{
+	*n = 0;
+	return cgroup_walk(job_cgroup, pids, max, n, 0, true);
 }
 
 int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,

@@ -66,7 +66,7 @@ static bool find_pids(struct lwk_sampling *s, bool full)
 		return false;
 	}
 	if (s->cgroup) {
-		if (lwk_cgroup_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
+		if (lwk_cgroup_job_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
 			n = 0;
 	} else {
 		/* A full scan re-checks every process (a pid may be reused by
@@ -256,12 +256,16 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 	if (full)
 		lwk_proctab_sweep(s->tab);
 	/* With a job cgroup that counts CPU, the job's total is one read,
-	 * and exact: it includes processes that already exited. */
+	 * and exact: it includes processes that already exited.  A read
+	 * that fails (the cgroup between its removal and its making anew)
+	 * repeats the last total: the sum of the processes present would
+	 * read as a drop, which the report takes for a cgroup made anew. */
 	if (s->cgroup_cpu) {
 		uint64_t cg_us;
 
 		if (lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0)
-			sum.cpu_us = cg_us;
+			s->cgroup_cpu_us = cg_us;
+		sum.cpu_us = s->cgroup_cpu_us;
 	}
 	OUT("],\"skipped\":%zu,\"job\":{\"nprocs\":%zu,\"cpu_us\":%llu,\"rss_kb\":%llu}}\n",
 	    sum.skipped, s->npids, (unsigned long long)sum.cpu_us, (unsigned long long)sum.rss_kb);

@@ -31,6 +31,7 @@ struct lwk_sampling {
 	/* The job cgroup gives the job's CPU total (v2's cpu.stat, v1's
 	 * cpuacct; not v1's freezer), as the sampler found at its start. */
 	bool cgroup_cpu;
+	uint64_t cgroup_cpu_us;	  /* its last total read */
 	struct lwk_taskstats ts;
 	bool use_taskstats;
 	struct lwk_taskiter *ti;  /* the batch source, when used (use_bpf) */

@@ -79,8 +79,14 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 	on_each_node sh -c '[ ! -r /sys/kernel/btf/vmlinux ]' && skip "a node has no BTF (/sys/kernel/btf/vmlinux)"
 	local dir=$LWK_WORK/sm-bpf jid f i
 	mkdir -p "$dir"
+	# Each task notes the job's slurmstepds on its node (batch, extern,
+	# step 0): Slurm's, in the job cgroup, never listed as the job's.
+	cat >"$dir/task.sh" <<'EOF'
+pgrep -f "^slurmstepd: \[$SLURM_JOB_ID\." >>"$1/stepd.pids"
+sleep 2
+EOF
 	jid=$(sbatch --parsable -N2 -o "$dir/job.out" --sync-monitor=source=bpf,interval=100ms,dir="$dir" \
-		--wrap 'srun -N2 sleep 2') || fail "sbatch failed"
+		--wrap "srun -N2 sh $dir/task.sh $dir") || fail "sbatch failed"
 	wait_job "$jid"
 	grep -q "bpf: not built" "$dir/job.out" 2>/dev/null && skip "the sampler was built without its BPF source"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$dir/job.out" 2>/dev/null)"
@@ -96,7 +102,10 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 	# The walk: of the job cgroup's tasks where Slurm made one (its
 	# path found from the kernel: a SLUID on 26.05) and the kernel has
 	# the css_task iterator (6.7), else of every task, saying why.
-	local node rel want samples fallbacks
+	local node rel want samples fallbacks cgroups=0
+	# Where Slurm tracks jobs in cgroups (proctrack/cgroup: v2, or v1's
+	# freezer), the sampler must have found the job cgroup.
+	slurm_cgroups && cgroups=1
 	# The footers: written as each sampler stops (the epilog), up to 30 s.
 	for ((i = 0; i < 120; i++)); do
 		[ "$(cat "$dir"/syncmon-"$jid"-*.jsonl | grep -c '^{"end":true')" = 2 ] && break
@@ -107,10 +116,19 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 		node=${node%.jsonl}
 		rel=$(on_node "$node" uname -r)
 		want=tasks
+		[ $cgroups = 0 ] || head -1 "$f" | grep -q '"job_cgroup":true' ||
+			fail "$f: Slurm tracks the job in cgroups, but the sampler found no job cgroup: $(head -1 "$f")"
 		if head -1 "$f" | grep -q '"job_cgroup":true' &&
 			[ "$(printf '%s\n6.7\n' "${rel%%-*}" | sort -V | head -1)" = 6.7 ]; then
 			want=cgroup
 		fi
+		# Slurm's own slurmstepds (in the job cgroup: v1's job level,
+		# v2's step_<n>/slurm) are not the job's processes (a task
+		# forked from one is, named slurmstepd until its exec).
+		[ -s "$dir/stepd.pids" ] || fail "the tasks found no slurmstepd of job $jid"
+		for i in $(sort -u "$dir/stepd.pids"); do
+			! grep -q "{\"pid\":$i," "$f" || fail "$f: slurmstepd $i listed as a job process"
+		done
 		head -1 "$f" | grep -q "\"bpf_walk\":\"$want\"" || fail "$f: on Linux $rel the walk should be $want: $(head -1 "$f")"
 		# No failed read; and the walk at the end is the one at the
 		# start.  A tick whose listed process moved out of the job

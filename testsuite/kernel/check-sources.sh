@@ -29,11 +29,13 @@ job=4250
 tmp=$(mktemp -d)
 cg=
 root=
+mode=
 kids=
+stepd=
 mon=
 cleanup() {
 	[ -n "$mon" ] && kill -TERM $mon 2>/dev/null
-	[ -n "$kids" ] && kill -KILL $kids 2>/dev/null
+	[ -n "$kids$stepd" ] && kill -KILL $kids $stepd 2>/dev/null
 	wait 2>/dev/null
 	remove_cgroups
 	rm -rf "$tmp"
@@ -82,13 +84,20 @@ sample() {
 }
 
 # put_in_cgroups: each of the processes in a task cgroup of a step
-# cgroup of the job cgroup $cg, as Slurm places a job's tasks.
+# cgroup of the job cgroup $cg, as Slurm places a job's tasks; and
+# $stepd, a stand-in for slurmstepd, where Slurm puts it: in the job
+# level itself on v1, in step_0/slurm on v2 (not one of the job's).
 put_in_cgroups() {
 	local i=0 p
 	for p in $kids; do
 		mkdir -p "$cg/step_0/task_$i" && echo "$p" >"$cg/step_0/task_$i/cgroup.procs"
 		i=$((i + 1))
 	done
+	if [ -e "$root/cgroup.controllers" ] || [ "$mode" = cgroup2 ]; then
+		mkdir -p "$cg/step_0/slurm" && echo "$stepd" >"$cg/step_0/slurm/cgroup.procs"
+	else
+		echo "$stepd" >"$cg/cgroup.procs"
+	fi
 }
 
 # anew DIR: the job cgroup removed and made again at the same path (as
@@ -98,8 +107,8 @@ put_in_cgroups() {
 anew() {
 	local p d before lines
 	before=$(cat "$1"/* | wc -l)
-	for p in $kids; do echo "$p" >"$root/cgroup.procs"; done
-	for d in "$cg"/step_0/task_* "$cg/step_0" "$cg"; do rmdir "$d"; done
+	for p in $kids $stepd; do echo "$p" >"$root/cgroup.procs"; done
+	for d in "$cg"/step_0/task_* "$cg"/step_0/slurm "$cg/step_0" "$cg"; do [ ! -d "$d" ] || rmdir "$d"; done
 	put_in_cgroups
 	for _ in $(seq 300); do
 		lines=$(tail -n +$((before + 1)) "$1"/* | grep '"full_scan":true')
@@ -139,9 +148,9 @@ many_cgroups() {
 # instead), and with the job cgroup made anew while it samples (the walk
 # follows it).
 compare() {
-	local mode=$1 s p
-	root=${2:-}
-	kids= cg=
+	local s p
+	mode=$1 root=${2:-}
+	kids= cg= stepd=
 	rm -rf "$tmp"/out.* "$tmp"/rc.* "$tmp"/log.* "$tmp/state"/*
 	for n in 1 2 4; do
 		SLURM_JOB_ID=$job SLURMD_NODENAME=tnode python3 "$tmp/spin.py" $n &
@@ -152,6 +161,8 @@ compare() {
 	cgopt=()
 	if [ "$mode" != environment ]; then
 		cg=$root/lwk-check-sources.$$
+		sleep 300 &
+		stepd=$!
 		put_in_cgroups
 		cgopt=(--cgroup "$cg")
 	fi
@@ -316,10 +327,10 @@ for s in procs:
        all(procs[s].get(p, {}).get("cpu_us", 0) > 250000 for p in kids[:3]))
 sys.exit(1 if fails else 0)
 PY
-	kill -KILL $kids 2>/dev/null
+	kill -KILL $kids $stepd 2>/dev/null
 	wait 2>/dev/null
 	remove_cgroups
-	kids= cg=
+	kids= cg= stepd=
 }
 
 # remove_cgroups: the job cgroup of a comparison, deepest first.

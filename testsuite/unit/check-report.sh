@@ -111,6 +111,16 @@ expect "job 4244 (no job cgroup, every process exited): 8.20 CPU seconds, not 0.
 report --no-plots "$fx/freezer"
 expect "job 4245 (a freezer job cgroup, no CPU total, every process exited): 8.20 CPU seconds" \
 	"$(row node1 | cut -d' ' -f10)" "8.20"
+# A job cgroup that counts CPU: its total, exited processes included
+# (the processes' last values sum to 8.20 here), across a cgroup Slurm
+# removed and made anew (its total restarts: 6.40 before, 2.10 after);
+# and a file from before job_cgroup_cpu, whose job_cgroup said the same
+# (6.40 and 2.60: the processes' sum would say 8.20).
+report --no-plots "$fx/cgroup"
+expect "job 4246 (a job cgroup's CPU total, made anew once): 8.50 CPU seconds, not 2.10 or 8.20" \
+	"$(row node1 | cut -d' ' -f10)" "8.50"
+expect "job 4246 (an older file: job_cgroup alone): the cgroup's totals, 9.00 CPU seconds, not 8.20" \
+	"$(row node2 | cut -d' ' -f10)" "9.00"
 
 # --------------------------------------------------------------- refusals
 

@@ -21,23 +21,27 @@ START_TEST(job_cgroup_from_proc_self_cgroup)
 	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/node1_slurmstepd.scope/job_12");
 	ck_assert_int_eq(lwk_job_cgroup(v1, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "/sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12");
-	/* proctrack/cgroup without jobacct_gather/cgroup: no cpuacct job
-	 * cgroup, the freezer one holds every process of the job; cpuacct
-	 * is still taken first where both are (it gives the CPU total). */
+	/* A v1 slurmstepd, as Slurm 22.05 places it (proctrack/cgroup,
+	 * task/cgroup): in the freezer job level, the cpuset and memory
+	 * step levels, in no cpuacct job cgroup (jobacct_gather/cgroup puts
+	 * only tasks there); the freezer one holds every process of the
+	 * job.  A cpuacct one, where a slurmstepd is in it, is taken first
+	 * (it gives the job's CPU total). */
 	{
-		const char *freezer = "11:freezer:/slurm_node1/uid_0/job_12/step_batch\n"
-				      "4:cpu,cpuacct:/\n"
+		const char *freezer = "6:freezer:/slurm_node1/uid_0/job_12\n"
+				      "4:memory:/slurm_node1/uid_0/job_12/step_batch\n"
 				      "3:cpuset:/slurm_node1/uid_0/job_12/step_batch\n"
+				      "2:cpu,cpuacct:/\n"
 				      "1:name=systemd:/job_12/step_0\n";
-		const char *both = "11:freezer:/slurm/uid_0/job_12/step_0\n"
-				   "4:cpuacct,cpu:/slurm/uid_0/job_12/step_0\n";
+		const char *both = "11:freezer:/slurm/uid_0/job_12\n"
+				   "4:cpu,cpuacct:/slurm/uid_0/job_12/step_0/task_0\n";
 		const char *lookalike = "11:freezer2:/slurm/uid_0/job_12/step_0\n"
 					"1:name=freezer:/slurm/uid_0/job_12/step_0\n";
 
 		ck_assert_int_eq(lwk_job_cgroup(freezer, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
 		ck_assert_str_eq(out, "/sys/fs/cgroup/freezer/slurm_node1/uid_0/job_12");
 		ck_assert_int_eq(lwk_job_cgroup(both, 12, "/sys/fs/cgroup", out, sizeof(out)), 0);
-		ck_assert_str_eq(out, "/sys/fs/cgroup/cpuacct,cpu/slurm/uid_0/job_12");
+		ck_assert_str_eq(out, "/sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12");
 		/* Only a hierarchy with the controller itself: not a named one. */
 		ck_assert_int_eq(lwk_job_cgroup(lookalike, 12, "/x", out, sizeof(out)), -1);
 	}
@@ -160,10 +164,25 @@ START_TEST(cgroup_walk_and_escape)
 	int count;
 
 	ck_assert_ptr_nonnull(root);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0", root);
+	/* As Slurm places them: slurmstepd in the job level (v1's
+	 * freezer: 100) or in step_0/slurm (v2: 104), the tasks in the
+	 * step (101, 102) and in task_0 (103); a job user's own cgroup
+	 * named slurm deeper down is the job's (105). */
+	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/slurm", root);
+	ck_assert_int_eq(system((snprintf(path + 256, 256, "mkdir -p %s", path), path + 256)), 0);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/slurm", root);
 	ck_assert_int_eq(system((snprintf(path + 256, 256, "mkdir -p %s", path), path + 256)), 0);
 	snprintf(path, sizeof(path), "%s/job_5/cgroup.procs", root);
 	f = fopen(path, "w");
+	fputs("100\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/slurm/cgroup.procs", root);
+	f = fopen(path, "w");
+	fputs("104\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/slurm/cgroup.procs", root);
+	f = fopen(path, "w");
+	fputs("105\n", f);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/job_5/step_0/cgroup.procs", root);
 	f = fopen(path, "w");
@@ -175,7 +194,11 @@ START_TEST(cgroup_walk_and_escape)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/job_5", root);
 	ck_assert_int_eq(lwk_cgroup_pids(path, pids, 8, &n), 0);
-	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_int_eq(lwk_cgroup_job_pids(path, pids, 8, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(pids[i] != 100 && pids[i] != 104, "slurmstepd's pid %d listed", (int)pids[i]);
 	ck_assert_int_eq(lwk_cgroup_pids("/nonexistent-cgroup", pids, 8, &n), -1);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	ck_assert_int_eq(system(path), 0);
