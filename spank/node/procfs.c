@@ -248,26 +248,33 @@ static int read_small(const char *path, char *buf, size_t len, size_t *got)
 	return 0;
 }
 
-/* Slurm's own processes in a job cgroup (job): slurmstepd sits in the
- * job level itself on v1 (freezer: so that freezing a step leaves it
+/* Which of a cgroup's processes cgroup_walk leaves out. */
+enum own { OWN_NONE, OWN_V1, OWN_V2 };
+
+/* Slurm's own processes in a job cgroup: slurmstepd sits in the job
+ * level itself on v1 (freezer: so that freezing a step leaves it
  * running), in step_<n>/slurm on v2; the job's tasks are below the
- * steps. */
-static bool slurm_own(bool job, int depth, const char *dir)
+ * steps.  Only v2's step_<n>/slurm is Slurm's: on v1 the job user owns
+ * the step directories and could make one to hide processes in. */
+static bool slurm_own(enum own own, int depth, const char *dir)
 {
 	const char *leaf = strrchr(dir, '/'), *parent = leaf;
 
-	if (!job)
+	if (own == OWN_NONE)
 		return false;
 	if (depth == 0)
 		return true;
-	if (depth != 2 || strcmp(leaf + 1, "slurm"))
+	if (own != OWN_V2 || depth != 2 || strcmp(leaf + 1, "slurm"))
 		return false;
 	while (parent > dir && parent[-1] != '/')
 		parent--;
 	return !strncmp(parent, "step_", 5);
 }
 
-static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int depth, bool job)
+/* Pids in dir/cgroup.procs and below into pids; *skipped counts those
+ * left out as Slurm's own. */
+static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int depth,
+		       enum own own, size_t *skipped)
 {
 	char path[4096], buf[65536];
 	size_t got;
@@ -277,8 +284,11 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	if (read_small(path, buf, sizeof(buf), &got))
 		return -1;
-	if (slurm_own(job, depth, dir))
+	if (slurm_own(own, depth, dir)) {
+		for (const char *p = buf; *p; p++)
+			*skipped += *p == '\n';
 		buf[0] = '\0';
+	}
 	if (got == sizeof(buf) - 1) {
 		/* Full: the last pid may be cut; drop the partial line rather
 		 * than count another process as the job's. */
@@ -307,7 +317,7 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		cgroup_walk(path, pids, max, n, depth + 1, job);
+		cgroup_walk(path, pids, max, n, depth + 1, own, skipped);
 	}
 	closedir(d);
 	return 0;
@@ -315,14 +325,22 @@ static int cgroup_walk(const char *dir, pid_t *pids, size_t max, size_t *n, int 
 
 int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n)
 {
+	size_t skipped = 0;
+
 	*n = 0;
-	return cgroup_walk(dir, pids, max, n, 0, false);
+	return cgroup_walk(dir, pids, max, n, 0, OWN_NONE, &skipped);
 }
 
-int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t *n)
+int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t *n,
+			size_t *slurm_own_n)
 {
-	*n = 0;
-	return cgroup_walk(job_cgroup, pids, max, n, 0, true);
+	char path[4096];
+
+	*n = *slurm_own_n = 0;
+	/* cgroup.controllers: in every cgroup v2 directory, in none of v1. */
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", job_cgroup);
+	return cgroup_walk(job_cgroup, pids, max, n, 0, access(path, F_OK) ? OWN_V1 : OWN_V2,
+			   slurm_own_n);
 }
 
 int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,

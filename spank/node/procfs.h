@@ -87,8 +87,11 @@ bool lwk_environ_matches(const char *env, size_t len, uint32_t job, const char *
 /* Append pids found in dir/cgroup.procs and every cgroup below (depth <= 8). */
 int lwk_cgroup_pids(const char *dir, pid_t *pids, size_t max, size_t *n);
 /* The same in a job cgroup, without Slurm's own processes: those in the
- * job level itself (v1: slurmstepd) and in step_<n>/slurm (v2). */
-int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t *n);
+ * job level itself (v1: slurmstepd) and, on v2 only, in step_<n>/slurm;
+ * *slurm_own_n counts them (a task between its fork from slurmstepd and
+ * its move to its own cgroup is among them for a moment). */
+int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t *n,
+			size_t *slurm_own_n);
 
 /*
  * Pids under proc_root whose environment matches job and node.  not_job,

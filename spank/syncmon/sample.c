@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,14 +61,21 @@ static bool find_pids(struct lwk_sampling *s, bool full)
 	/* The seed's shortcut: no fork on the node since the last tick means
 	 * no new process, so the known list stands (between full scans);
 	 * but a pid the batch source's map refused is given again now. */
-	if (!full && s->ns.forks == s->prev_forks && s->npids) {
+	if (!full && s->ns.forks == s->prev_forks && s->npids && !s->relist) {
 		if (s->ti_retry && s->use_bpf)
 			s->ti_retry = set_batch_pids(s, s->npids) != 0;
 		return false;
 	}
 	if (s->cgroup) {
-		if (lwk_cgroup_job_pids(s->cgroup, s->fresh, MAX_PIDS, &n))
-			n = 0;
+		size_t own;
+
+		if (lwk_cgroup_job_pids(s->cgroup, s->fresh, MAX_PIDS, &n, &own))
+			n = own = 0;
+		/* Slurm's own changed: a task may be between its fork from
+		 * slurmstepd and its move to its cgroup, left out now; its
+		 * exec is no fork, so list again next tick. */
+		s->relist = own != s->slurm_own;
+		s->slurm_own = own;
 	} else {
 		/* A full scan re-checks every process (a pid may be reused by
 		 * a job process); in between only new pids are looked at. */
@@ -261,11 +269,8 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 	 * repeats the last total: the sum of the processes present would
 	 * read as a drop, which the report takes for a cgroup made anew. */
 	if (s->cgroup_cpu) {
-		uint64_t cg_us;
-
-		if (lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0)
-			s->cgroup_cpu_us = cg_us;
-		sum.cpu_us = s->cgroup_cpu_us;
+		lwk_sample_cgroup_cpu(s);
+		sum.cpu_us = s->cgroup_cpu_base + s->cgroup_cpu_us;
 	}
 	OUT("],\"skipped\":%zu,\"job\":{\"nprocs\":%zu,\"cpu_us\":%llu,\"rss_kb\":%llu}}\n",
 	    sum.skipped, s->npids, (unsigned long long)sum.cpu_us, (unsigned long long)sum.rss_kb);
@@ -279,6 +284,26 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 		s->line[o - 1] = '\n';
 	}
 	return o;
+}
+
+void lwk_sample_cgroup_cpu(struct lwk_sampling *s)
+{
+	struct stat a, b;
+	uint64_t cg_us;
+
+	/* The directory the same before and after the read: a cgroup made
+	 * anew between them is read at the next tick. */
+	if (stat(s->cgroup, &a) || lwk_cgroup_cpu_us(s->cgroup, &cg_us) || stat(s->cgroup, &b) ||
+	    a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return;
+	/* A cgroup made anew (Slurm removes the job's between an
+	 * allocation's steps when nothing holds it) counts from 0: what the
+	 * one before had counted, as last read, is kept. */
+	if (s->cgroup_ino && (a.st_ino != s->cgroup_ino || a.st_dev != s->cgroup_dev))
+		s->cgroup_cpu_base += s->cgroup_cpu_us;
+	s->cgroup_ino = a.st_ino;
+	s->cgroup_dev = a.st_dev;
+	s->cgroup_cpu_us = cg_us;
 }
 
 int lwk_sampling_alloc(struct lwk_sampling *s)

@@ -32,6 +32,11 @@ struct lwk_sampling {
 	 * cpuacct; not v1's freezer), as the sampler found at its start. */
 	bool cgroup_cpu;
 	uint64_t cgroup_cpu_us;	  /* its last total read */
+	uint64_t cgroup_cpu_base; /* the totals of the job cgroups before it */
+	dev_t cgroup_dev;	  /* which job cgroup was read: made anew, */
+	ino_t cgroup_ino;	  /* it has another inode (0: none yet) */
+	size_t slurm_own;	  /* Slurm's own processes at the last listing */
+	bool relist;		  /* list the job's pids at the next tick */
 	struct lwk_taskstats ts;
 	bool use_taskstats;
 	struct lwk_taskiter *ti;  /* the batch source, when used (use_bpf) */
@@ -61,6 +66,11 @@ struct lwk_sampling {
  * failed (errno says why), else 0.
  */
 int lwk_sampling_alloc(struct lwk_sampling *s);
+
+/* Read the job cgroup's CPU total into cgroup_cpu_us, keeping in
+ * cgroup_cpu_base what the job cgroups before a making anew had
+ * counted; a failed read keeps the last values. */
+void lwk_sample_cgroup_cpu(struct lwk_sampling *s);
 
 /*
  * Open the per-process source that s->o.source asks for: bpf, taskstats

@@ -310,7 +310,8 @@ static int open_source(struct run *r, int ready_fd)
 	uint64_t cg_us;
 
 	s->cgroup_cpu = s->cgroup && lwk_cgroup_cpu_us(s->cgroup, &cg_us) == 0;
-	s->cgroup_cpu_us = s->cgroup_cpu ? cg_us : 0;
+	if (s->cgroup_cpu)
+		lwk_sample_cgroup_cpu(s);
 	if (lwk_sample_source_open(s, err, sizeof(err))) {
 		say("%s", err);
 		if (ready_fd >= 0 && dprintf(ready_fd, "r%s", err) < 0)

@@ -80,13 +80,16 @@ test_source_bpf_reads_the_job_through_the_task_iterator() {
 	local dir=$LWK_WORK/sm-bpf jid f i
 	mkdir -p "$dir"
 	# Each task notes the job's slurmstepds on its node (batch, extern,
-	# step 0): Slurm's, in the job cgroup, never listed as the job's.
+	# step 0), once every task has exec'd (a task is named as its
+	# slurmstepd until then): Slurm's, in the job cgroup, never listed
+	# as the job's.  A file per node: the guests' pids are their own.
 	cat >"$dir/task.sh" <<'EOF'
-pgrep -f "^slurmstepd: \[$SLURM_JOB_ID\." >>"$1/stepd.pids"
 sleep 2
+pgrep -f "^slurmstepd: \[$SLURM_JOB_ID\." >"$1/stepd.pids.$SLURMD_NODENAME"
+sleep 0.5
 EOF
 	jid=$(sbatch --parsable -N2 -o "$dir/job.out" --sync-monitor=source=bpf,interval=100ms,dir="$dir" \
-		--wrap "srun -N2 sh $dir/task.sh $dir") || fail "sbatch failed"
+		--wrap "srun -N2 sh '$dir/task.sh' '$dir'") || fail "sbatch failed"
 	wait_job "$jid"
 	grep -q "bpf: not built" "$dir/job.out" 2>/dev/null && skip "the sampler was built without its BPF source"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$dir/job.out" 2>/dev/null)"
@@ -125,15 +128,15 @@ EOF
 		# Slurm's own slurmstepds (in the job cgroup: v1's job level,
 		# v2's step_<n>/slurm) are not the job's processes (a task
 		# forked from one is, named slurmstepd until its exec).
-		[ -s "$dir/stepd.pids" ] || fail "the tasks found no slurmstepd of job $jid"
-		for i in $(sort -u "$dir/stepd.pids"); do
+		[ -s "$dir/stepd.pids.$node" ] || fail "the task on $node found no slurmstepd of job $jid"
+		for i in $(sort -u "$dir/stepd.pids.$node"); do
 			! grep -q "{\"pid\":$i," "$f" || fail "$f: slurmstepd $i listed as a job process"
 		done
 		head -1 "$f" | grep -q "\"bpf_walk\":\"$want\"" || fail "$f: on Linux $rel the walk should be $want: $(head -1 "$f")"
 		# No failed read; and the walk at the end is the one at the
 		# start.  A tick whose listed process moved out of the job
-		# cgroup between its listing and the walk (slurmstepd's own
-		# moves at a step's start) is read by the task walk: a few.
+		# cgroup between its listing and the walk (Slurm's moves at a
+		# step's start and end) is read by the task walk: a few.
 		tail -1 "$f" | grep -q "\"source_errors\":0,\"bpf_walk_fallbacks\":[0-9][0-9]*,\"bpf_walk_end\":\"$want\"" ||
 			fail "$f: the footer counts failed reads, or another walk at the end: $(tail -1 "$f")"
 		samples=$(tail -1 "$f" | sed -n 's/.*"samples":\([0-9]*\).*/\1/p')

@@ -161,7 +161,7 @@ compare() {
 	cgopt=()
 	if [ "$mode" != environment ]; then
 		cg=$root/lwk-check-sources.$$
-		sleep 300 &
+		sleep infinity &
 		stepd=$!
 		put_in_cgroups
 		cgopt=(--cgroup "$cg")
@@ -214,6 +214,7 @@ def ok(what, cond):
     print(("ok: " if cond else "FAIL: ") + mode + ": " + what)
     fails += not cond
 runs = {}
+job_cpu = {}  # each run's job.cpu_us, sample by sample
 for s in ("bpf", "taskstats", "proc", "bpf-many", "bpf-anew"):
     d = os.path.join(tmp, "out." + s)
     if not os.path.isdir(d):
@@ -229,6 +230,7 @@ for s in ("bpf", "taskstats", "proc", "bpf-many", "bpf-anew"):
     foot = next((l for l in lines if "stop_ns" in l), None)
     log = open(os.path.join(tmp, "log." + s)).read() if os.path.exists(os.path.join(tmp, "log." + s)) else ""
     runs[s] = (lines[0], first, foot, log)
+    job_cpu[s] = [l["job"]["cpu_us"] for l in lines if "k" in l]
 head = runs.get("bpf", ({}, None, None, ""))[0]
 ok("source=bpf: the header says bpf, and no fallback", head.get("source") == "bpf" and head.get("source_fallback") == "")
 # The processes from the job cgroup, whatever its hierarchy; its CPU
@@ -261,6 +263,12 @@ for s in ("bpf", "bpf-many", "bpf-anew"):
         ok("bpf-anew: the job cgroup made anew is followed: 1 to 5 ticks fell back, not the 20 after (%s, ended on %s: %s)"
            % (fb, foot.get("bpf_walk_end"), [l for l in log.splitlines() if "cgroup walk" in l][:1]),
            isinstance(fb, int) and 1 <= fb <= 5 and foot.get("bpf_walk_end") == "cgroup")
+        # The new cgroup counts from 0 (the processes are stopped):
+        # the job's total keeps what the one before had counted.
+        series = job_cpu.get(s, [])
+        ok("bpf-anew: the job's CPU total never falls across the cgroup made anew (%s ... %s)"
+           % (series[:1], series[-1:]),
+           len(series) > 1 and all(b >= a for a, b in zip(series, series[1:])) and series[-1] > 0)
 if runs.get("taskstats", ({}, None, None, ""))[0].get("source") != "taskstats":
     print("SKIP: %s: source=taskstats: %s" % (mode, runs.get("taskstats", ({}, None, None, ""))[0].get("source_fallback", "no output")))
     runs.pop("taskstats", None)
@@ -360,7 +368,9 @@ fi
 # v1's freezer hierarchy: proctrack/cgroup's job cgroup, the one a v1
 # node without jobacct_gather/cgroup has.
 v1f=$(awk '$3 == "cgroup" && $4 ~ /(^|,)freezer(,|$)/ { print $2; exit }' /proc/mounts)
-if [ -n "$v1f" ]; then
+if [ -n "$v1f" ] && [ "$v1f" = "$v1" ]; then
+	echo "SKIP: freezer is mounted with cpuacct at $v1f: the cgroup1 comparison was that hierarchy"
+elif [ -n "$v1f" ]; then
 	compare freezer "$v1f"
 else
 	echo "SKIP: no cgroup v1 freezer hierarchy: the v1 freezer --cgroup comparison is for v1 hosts (the guests are v2)"

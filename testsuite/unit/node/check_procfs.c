@@ -159,7 +159,7 @@ START_TEST(cgroup_walk_and_escape)
 	char tmpl[] = "/tmp/lwk-cg.XXXXXX", path[512], esc[LWK_ESCAPE_MAX][512];
 	char *root = mkdtemp(tmpl);
 	pid_t pids[8];
-	size_t n;
+	size_t n, own;
 	FILE *f;
 	int count;
 
@@ -195,8 +195,22 @@ START_TEST(cgroup_walk_and_escape)
 	snprintf(path, sizeof(path), "%s/job_5", root);
 	ck_assert_int_eq(lwk_cgroup_pids(path, pids, 8, &n), 0);
 	ck_assert_uint_eq(n, 6);
-	ck_assert_int_eq(lwk_cgroup_job_pids(path, pids, 8, &n), 0);
+	/* Not a cgroup v2 directory (no cgroup.controllers): v1, where the
+	 * job user owns the step directories and a step_0/slurm of theirs
+	 * is the job's. */
+	ck_assert_int_eq(lwk_cgroup_job_pids(path, pids, 8, &n, &own), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(own, 1);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(pids[i] != 100, "slurmstepd's pid %d listed", (int)pids[i]);
+	/* v2: step_0/slurm is slurmstepd's. */
+	snprintf(path, sizeof(path), "%s/job_5/cgroup.controllers", root);
+	f = fopen(path, "w");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/job_5", root);
+	ck_assert_int_eq(lwk_cgroup_job_pids(path, pids, 8, &n, &own), 0);
 	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(own, 2);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(pids[i] != 100 && pids[i] != 104, "slurmstepd's pid %d listed", (int)pids[i]);
 	ck_assert_int_eq(lwk_cgroup_pids("/nonexistent-cgroup", pids, 8, &n), -1);
