@@ -154,13 +154,27 @@ START_TEST(node_files_parse)
 }
 END_TEST
 
+/* Write text to root/rel, making its directories. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	ck_assert_int_eq(system(cmd), 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 START_TEST(cgroup_walk_and_escape)
 {
 	char tmpl[] = "/tmp/lwk-cg.XXXXXX", path[512], esc[LWK_ESCAPE_MAX][512];
 	char *root = mkdtemp(tmpl);
 	pid_t pids[8];
 	size_t n, own;
-	FILE *f;
 	int count;
 
 	ck_assert_ptr_nonnull(root);
@@ -168,30 +182,11 @@ START_TEST(cgroup_walk_and_escape)
 	 * freezer: 100) or in step_0/slurm (v2: 104), the tasks in the
 	 * step (101, 102) and in task_0 (103); a job user's own cgroup
 	 * named slurm deeper down is the job's (105). */
-	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/slurm", root);
-	ck_assert_int_eq(system((snprintf(path + 256, 256, "mkdir -p %s", path), path + 256)), 0);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/slurm", root);
-	ck_assert_int_eq(system((snprintf(path + 256, 256, "mkdir -p %s", path), path + 256)), 0);
-	snprintf(path, sizeof(path), "%s/job_5/cgroup.procs", root);
-	f = fopen(path, "w");
-	fputs("100\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/slurm/cgroup.procs", root);
-	f = fopen(path, "w");
-	fputs("104\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/slurm/cgroup.procs", root);
-	f = fopen(path, "w");
-	fputs("105\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/cgroup.procs", root);
-	f = fopen(path, "w");
-	fputs("101\n102\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/job_5/step_0/task_0/cgroup.procs", root);
-	f = fopen(path, "w");
-	fputs("103\n", f);
-	fclose(f);
+	put_file(root, "job_5/step_0/task_0/slurm/cgroup.procs", "105\n");
+	put_file(root, "job_5/step_0/slurm/cgroup.procs", "104\n");
+	put_file(root, "job_5/cgroup.procs", "100\n");
+	put_file(root, "job_5/step_0/cgroup.procs", "101\n102\n");
+	put_file(root, "job_5/step_0/task_0/cgroup.procs", "103\n");
 	snprintf(path, sizeof(path), "%s/job_5", root);
 	ck_assert_int_eq(lwk_cgroup_pids(path, pids, 8, &n), 0);
 	ck_assert_uint_eq(n, 6);
@@ -204,9 +199,7 @@ START_TEST(cgroup_walk_and_escape)
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(pids[i] != 100, "slurmstepd's pid %d listed", (int)pids[i]);
 	/* v2: step_0/slurm is slurmstepd's. */
-	snprintf(path, sizeof(path), "%s/job_5/cgroup.controllers", root);
-	f = fopen(path, "w");
-	fclose(f);
+	put_file(root, "job_5/cgroup.controllers", "");
 	snprintf(path, sizeof(path), "%s/job_5", root);
 	ck_assert_int_eq(lwk_cgroup_job_pids(path, pids, 8, &n, &own), 0);
 	ck_assert_uint_eq(n, 4);
