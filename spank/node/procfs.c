@@ -160,9 +160,11 @@ static bool has_controller(const char *ctl, const char *c)
 int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_root,
 		   char *out, size_t len)
 {
-	/* v2's unified line (""), else v1's cpuacct hierarchy
-	 * (jobacct_gather/cgroup: it also gives the job's CPU total), else
-	 * v1's freezer (proctrack/cgroup: every process of the job). */
+	/* v2's unified line (""), else v1's cpuacct hierarchy (it also
+	 * gives the job's CPU total; but Slurm 22.05 to 24.11 put
+	 * slurmstepd in none: jobacct_gather/cgroup moves only tasks
+	 * there), else v1's freezer (proctrack/cgroup: slurmstepd in the
+	 * job level, every process of the job below). */
 	static const char *const wanted[] = { "", "cpuacct", "freezer" };
 	char ctl[256], path[4096], *hit;
 	size_t n;

@@ -264,10 +264,9 @@ size_t lwk_sample_take(struct lwk_sampling *s, uint64_t k, uint64_t t_ideal, uin
 	if (full)
 		lwk_proctab_sweep(s->tab);
 	/* With a job cgroup that counts CPU, the job's total is one read,
-	 * and exact: it includes processes that already exited.  A read
-	 * that fails (the cgroup between its removal and its making anew)
-	 * repeats the last total: the sum of the processes present would
-	 * read as a drop, which the report takes for a cgroup made anew. */
+	 * and exact: it includes processes that already exited; it never
+	 * falls (lwk_sample_cgroup_cpu: a cgroup made anew adds to the one
+	 * before, a failed read repeats the last total). */
 	if (s->cgroup_cpu) {
 		lwk_sample_cgroup_cpu(s);
 		sum.cpu_us = s->cgroup_cpu_base + s->cgroup_cpu_us;
