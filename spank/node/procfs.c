@@ -161,9 +161,9 @@ int lwk_job_cgroup(const char *proc_cgroup, uint32_t job, const char *cgroup_roo
 		   char *out, size_t len)
 {
 	/* v2's unified line (""), else v1's cpuacct hierarchy (it also
-	 * gives the job's CPU total; but Slurm 22.05 to 24.11 put
-	 * slurmstepd in none: jobacct_gather/cgroup moves only tasks
-	 * there), else v1's freezer (proctrack/cgroup: slurmstepd in the
+	 * gives the job's CPU total; but Slurm 22.05, as checked on the
+	 * host's v1 cluster, puts slurmstepd in none: jobacct_gather/cgroup
+	 * moves only tasks there), else v1's freezer (proctrack/cgroup: slurmstepd in the
 	 * job level, every process of the job below). */
 	static const char *const wanted[] = { "", "cpuacct", "freezer" };
 	char ctl[256], path[4096], *hit;
