@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lwk_plugin.h"
 #include "casas/casasnode.h"
@@ -73,18 +74,53 @@ static const char *job_sluid(void)
 	return s && lwk_sluid_shaped(s, strlen(s)) ? s : NULL;
 }
 
+static double seconds_since(struct timespec *t0)
+{
+	struct timespec now;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s = (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	*t0 = now;
+	return s;
+}
+
+enum epilog_step { EP_CLIENT, EP_TEARDOWN, EP_REPLAN, EP_SAMPLER, EP_CGROUPS, EP_STEPS };
+
+/* An epilog that took a second or more says where the time went: a job
+ * left COMPLETING for long is diagnosed from the slurmd log, step by
+ * step, not guessed at. */
+
+static void log_epilog_time(uint32_t job, const char *node, const double step[EP_STEPS])
+{
+	double total = 0;
+
+	for (int i = 0; i < EP_STEPS; i++)
+		total += step[i];
+	if (total >= 1.0)
+		slurm_info("lwk: job %u on %s: epilog took %.1f s (slurmctld client %.1f s, --lwk "
+			   "teardown %.1f s, contention-aware re-plan %.1f s, sampler stop %.1f s, "
+			   "Slurm's cgroups %.1f s)",
+			   job, node, total, step[EP_CLIENT], step[EP_TEARDOWN], step[EP_REPLAN],
+			   step[EP_SAMPLER], step[EP_CGROUPS]);
+}
+
 int lwk_jobscript_epilog(spank_t sp)
 {
 	uint32_t job = 0;
 	char node[256], log[4096];
+	double step[EP_STEPS] = { 0 };
+	struct timespec t0;
 	int rc;
 
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
 		return 0;
 	lwk_node_name(node, sizeof(node));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* The liveness checks below may ask slurmctld. */
 	if (lwk_job_alive_jobscript_init(log, sizeof(log)))
 		slurm_error("lwk: job %u on %s: %s: slurmctld cannot be asked from the epilog", job, node, log);
+	step[EP_CLIENT] = seconds_since(&t0);
 	{
 		/* --lwk first: the sampler may still be on the OS cores. */
 		struct lwk_node_roots r;
@@ -93,6 +129,7 @@ int lwk_jobscript_epilog(spank_t sp)
 		lwk_node_roots_of(&r, node);
 		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
 			log_lines(job, node, plog);
+		step[EP_TEARDOWN] = seconds_since(&t0);
 	}
 	{
 		/* Its dies go back to the other contention-aware jobs here.
@@ -107,10 +144,13 @@ int lwk_jobscript_epilog(spank_t sp)
 		lwk_node_roots_of(&r, node);
 		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
 			log_lines(job, node, clog);
+		step[EP_REPLAN] = seconds_since(&t0);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));
+	step[EP_SAMPLER] = seconds_since(&t0);
 	if (rc < 0) {
 		slurm_error("lwk: job %u on %s: cannot stop the sampler", job, node);
+		log_epilog_time(job, node, step);
 		return 0; /* never fail an epilog for this: the node would drain */
 	}
 	/* What the sampler had to say goes to the slurmd log. */
@@ -123,5 +163,7 @@ int lwk_jobscript_epilog(spank_t sp)
 		slurm_info("lwk: job %u on %s: removed the empty cgroups a killed slurmstepd left", job,
 			   node);
 	log_lines(job, node, log);
+	step[EP_CGROUPS] = seconds_since(&t0);
+	log_epilog_time(job, node, step);
 	return 0;
 }
