@@ -13,6 +13,18 @@
 #   LWK_NODES       the number of nodes
 #   LWK_WORK        a scratch directory for job output
 
+# snooze SECONDS: sleep without a process.  Under emulation every fork
+# and exec costs the guest tens of milliseconds of its CPUs, which the
+# tests' wait loops spent four times a second: a timed read of a pipe
+# that never has data is bash's own.
+snooze() {
+	[ -n "${lwk_nap_fd:-}" ] || exec {lwk_nap_fd}<> <(:)
+	read -rt "$1" -u "$lwk_nap_fd" || :
+}
+
+# The node this runs on (on_node runs a command for it in place).
+LWK_HERE=$(hostname -s)
+
 # defer CMD...: run CMD after this test, whatever its outcome (restore a
 # config file, cancel a job).  The runner runs them in reverse order.
 defer() {
@@ -40,18 +52,87 @@ jobs_named() {
 	squeue -h -t all -n "$1" -o '%i' 2>/dev/null | wc -l
 }
 
-# Wait for job $1 to finish; its state ends up in $job_state.
+# wait_bound [ROUND_TRIPS]: how long a test waits for what this cluster
+# does in a job's life (a job's start and end, a step's, an epilog's):
+# ROUND_TRIPS (default 30) times LWK_JOB_PACE, the seconds a trivial
+# job took from sbatch to its end on this cluster (the runner measures
+# it once: about 1 s on the host, 3 to 10 s on the emulated guests),
+# and never less than 60 s.  A loaded or emulated machine gets longer
+# waits; a stuck job still fails in bounded time.
+wait_bound() {
+	local b=$((${1:-30} * ${LWK_JOB_PACE:-2}))
+	[ "$b" -ge 60 ] || b=60
+	echo "$b"
+}
+
+# job_states JOB SECONDS: the job's state, a line at a time, for up to
+# SECONDS.  Where a Slurm client costs little (a trivial job took under
+# 3 s) scontrol every quarter second; on a slower cluster (the emulated
+# guests, where one scontrol costs most of a second of CPU) one squeue
+# that asks every second.
+job_states() {
+	if [ "${LWK_JOB_PACE:-1}" -lt 3 ]; then
+		local end=$((SECONDS + $2))
+		while [ $SECONDS -lt "$end" ]; do
+			scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
+			snooze 0.25
+		done
+	else
+		# Line-buffered: into a pipe, squeue's stdio would keep its
+		# lines until it exits.
+		exec timeout "$2" stdbuf -oL squeue -h -i 1 -t all -j "$1" -o %T 2>/dev/null
+	fi
+}
+
+# Wait for job $1 to finish; its state ends up in $job_state.  Bounded
+# by $2 seconds, default wait_bound; past it the failure says the state
+# it saw, and for a job left COMPLETING what its nodes' epilogs did.
 wait_job() {
-	local i
-	for ((i = 0; i < 240; i++)); do
-		job_state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	local bound=${2:-$(wait_bound)} t0=$SECONDS comp='' fd line left states
+	job_state=
+	exec {fd}< <(job_states "$1" "$bound")
+	states=$!
+	while left=$((t0 + bound - SECONDS)) && [ "$left" -gt 0 ] && IFS= read -r -t "$left" -u "$fd" line; do
+		[[ $line =~ ^[A-Z_]+$ ]] || continue
+		job_state=$line
 		case $job_state in
 		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+			exec {fd}<&-
+			kill "$states" 2>/dev/null
 			return 0 ;;
+		COMPLETING) [ -n "$comp" ] || comp=$SECONDS ;;
 		esac
-		sleep 0.25
 	done
-	fail "job $1 did not finish within 60 s (state $job_state)"
+	exec {fd}<&-
+	kill "$states" 2>/dev/null
+	# The stream ended early (squeue could not ask): once more, directly.
+	line=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	case $line in
+	COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+		job_state=$line
+		return 0 ;;
+	esac
+	[ $((SECONDS - t0)) -ge "$bound" ] || fail "job $1: slurmctld could not be asked for its state (last seen ${job_state:-none})"
+	job_state=${line:-$job_state}
+	fail "job $1 did not finish within $bound s (state ${job_state:-unknown to slurmctld}${comp:+, COMPLETING for the last $((SECONDS - comp)) s})$(
+		[ "$job_state" != COMPLETING ] || epilog_story "$1")"
+}
+
+# epilog_story JOB: why a job stays COMPLETING, node by node: the
+# epilogs still running there (slurmd's "slurmstepd spank epilog" and
+# the like) with their age, and the slurmd log's lines on the job, the
+# plugin's epilog timing among them ("epilog took ...").
+epilog_story() {
+	local node nl
+	nl=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.* NodeList=\([^ ]*\).*/\1/p' | head -1)
+	for node in $(scontrol show hostnames "$nl" 2>/dev/null); do
+		echo
+		echo "--- $node: what still runs for job $1 (age in s, command):"
+		on_node "$node" ps -eo etimes=,args= 2>/dev/null | grep -E "spank|[e]pilog|\[$1\.|lwk-syncmon --job $1 " |
+			grep -v grep | head -n 8
+		echo "--- $node: its slurmd log on job $1:"
+		grep -E "job $1\b|\[$1\.|JobId=$1\b" "$(slurmd_log "$node")" 2>/dev/null | tail -n 15
+	done
 }
 
 # run_expect_fail OUTFILE CMD...: CMD must exit non-zero; stderr to OUTFILE.
@@ -131,7 +212,7 @@ lwk_tool() {
 on_node() {
 	local node=$1 name i rc
 	shift
-	if [ -z "${LWK_GUEST_SHARE:-}" ] || [ "$node" = "$(hostname -s)" ]; then
+	if [ -z "${LWK_GUEST_SHARE:-}" ] || [ "$node" = "$LWK_HERE" ]; then
 		"$@"
 		return
 	fi
@@ -141,13 +222,22 @@ on_node() {
 	mv "$name.tmp" "$name.cmd"
 	for ((i = 0; i < ${ON_NODE_SECONDS:-60} * 10; i++)); do
 		[ -e "$name.rc" ] && break
-		sleep 0.1
+		snooze 0.1
 	done
 	[ -e "$name.rc" ] || fail "$node did not run '$*' within ${ON_NODE_SECONDS:-60} s"
 	cat "$name.out"
-	rc=$(cat "$name.rc")
+	read -r rc <"$name.rc"
 	rm -f "$name".*
 	return "$rc"
+}
+
+# await_on NODE SECONDS WHAT ARGS...: on NODE, until await.sh's WHAT
+# holds (exists, gone, line, all-lines, no-entry), for at most SECONDS;
+# fails as the command does when it did not.
+await_on() {
+	local node=$1 secs=$2
+	shift 2
+	ON_NODE_SECONDS=$((secs + 30)) on_node "$node" bash "$here/await.sh" "$secs" "$@"
 }
 
 # on_each_node CMD...: CMD on every node (once on the host's dev cluster);

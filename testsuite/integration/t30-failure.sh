@@ -79,7 +79,7 @@ test_on_error_drain_node_drains_on_a_forged_value() {
 	for ((i = 0; i < 120; i++)); do
 		state=$(sinfo -h -n "$node" -o '%t')
 		[[ $state == drain* ]] && break
-		sleep 0.25
+		snooze 0.25
 	done
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	scancel "$jid" 2>/dev/null || true

@@ -46,7 +46,7 @@ wait_running() {
 	local i
 	for ((i = 0; i < 80; i++)); do
 		[ "$(squeue -h -j "$1" -o %t)" = R ] && return 0
-		sleep 0.25
+		snooze 0.25
 	done
 	fail "job $1 did not start: $(scontrol show job "$1" | grep -o 'Reason=[^ ]*')"
 }

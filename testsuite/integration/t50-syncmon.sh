@@ -100,7 +100,7 @@ EOF
 	done
 	for ((i = 0; i < 40; i++)); do
 		sampler_running "$jid" || break
-		sleep 0.25
+		snooze 0.25
 	done
 	# The walk: of the job cgroup's tasks where Slurm made one (its
 	# path found from the kernel: a SLUID on 26.05) and the kernel has
@@ -112,7 +112,7 @@ EOF
 	# The footers: written as each sampler stops (the epilog), up to 30 s.
 	for ((i = 0; i < 120; i++)); do
 		[ "$(cat "$dir"/syncmon-"$jid"-*.jsonl | grep -c '^{"end":true')" = 2 ] && break
-		sleep 0.25
+		snooze 0.25
 	done
 	for f in "$dir"/syncmon-"$jid"-*.jsonl; do
 		node=${f##*-}
@@ -150,7 +150,7 @@ EOF
 		for ((i = 0; i < 20; i++)); do
 			on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q . ||
 				bpftool prog show name job_cgroup 2>/dev/null | grep -q .' || break
-			sleep 0.25
+			snooze 0.25
 		done
 		on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q . ||
 			bpftool prog show name job_cgroup 2>/dev/null | grep -q .' &&
@@ -180,14 +180,14 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	defer scancel "$jid"
 	for ((i = 0; i < 40; i++)); do
 		sampler_running "$jid" && break
-		sleep 0.25
+		snooze 0.25
 	done
 	sampler_running "$jid" || fail "no sampler started for job $jid"
 	scancel "$jid"
 	wait_job "$jid"
 	for ((i = 0; i < 40; i++)); do
 		sampler_running "$jid" || break
-		sleep 0.25
+		snooze 0.25
 	done
 	sampler_running "$jid" && fail "the sampler of cancelled job $jid still runs"
 	tail -1 "$dir"/syncmon-"$jid"-*.jsonl | grep -q '"end":true' || fail "no footer after scancel"
@@ -215,7 +215,7 @@ short_jobs_leave_nothing() {
 		# The epilog may still be running when the job shows COMPLETED.
 		for ((i = 0; i < 40; i++)); do
 			sampler_running "$jid" || break
-			sleep 0.25
+			snooze 0.25
 		done
 		if sampler_running "$jid"; then
 			running="$running $jid"

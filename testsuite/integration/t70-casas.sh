@@ -80,38 +80,28 @@ rec_field() {
 }
 
 # wait_status NODE STATUS JOB...: until each job's record says STATUS
-# (150 s: jobs probe one at a time, each window a second or more under
-# TCG), waited for on the node in turns of 50 s (on_node gives up after
-# 60), then fetch them.
+# (jobs probe one at a time, each window a second or more under TCG: up
+# to 40 of this cluster's job round trips, at least 150 s), then fetch
+# them.
 wait_status() {
-	local node=$1 status=$2 turn
+	local node=$1 status=$2 bound j files=()
 	shift 2
-	for turn in 1 2 3; do
-		on_node "$node" bash -c 'd=$1 s=$2; shift 2
-			for ((i = 0; i < 200; i++)); do
-				ok=1
-				for j; do grep -qx "status=$s" "$d/$j" 2>/dev/null || ok=0; done
-				[ $ok = 1 ] && exit 0
-				sleep 0.25
-			done
-			exit 1' - "$LWK_STATE_DIR/$node/casas" "$status" "$@" && break
-		[ "$turn" = 3 ] &&
-			fail "jobs $* on $node are not all '$status' after 150 s: $(for j in "$@"; do record "$node" "$j"; job_story "$j" "$node"; done)"
-	done
+	bound=$(wait_bound 40)
+	[ "$bound" -ge 150 ] || bound=150
+	for j; do files+=("$LWK_STATE_DIR/$node/casas/$j"); done
+	await_on "$node" "$bound" all-lines "status=$status" "${files[@]}" ||
+		fail "jobs $* on $node are not all '$status' after $bound s: $(for j in "$@"; do record "$node" "$j"; job_story "$j" "$node"; done)"
 	fetch "$node" "$@"
 }
 
 # wait_line NODE FILE REGEX: until a whole line of FILE on NODE matches
-# REGEX (grep's basic expressions; 100 s, in two
-# turns: on_node gives up after 60).
+# REGEX (bash's extended expressions), up to 20 job round trips (at
+# least 100 s).
 wait_line() {
-	local turn
-	for turn in 1 2; do
-		on_node "$1" bash -c 'for ((i = 0; i < 200; i++)); do
-				grep -qx "$2" "$1" 2>/dev/null && exit 0; sleep 0.25; done; exit 1' - "$2" "$3" &&
-			return 0
-	done
-	return 1
+	local bound
+	bound=$(wait_bound 20)
+	[ "$bound" -ge 100 ] || bound=100
+	await_on "$1" "$bound" line "$2" "$3"
 }
 
 # burn N SECONDS: N busy loops, as a script every node reads; SECONDS 0:
@@ -245,8 +235,8 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 	# the node, save a last die its own curve says slows it by more
 	# than 5% (slurm-lwk(8), "A die the optimum leaves idle").
 	scancel "$b"
-	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" "split=1 job(s) on $dies dies by .*" ||
-		fail "job $a was not re-planned alone 100 s after job $b left: $(record "$node" "$a")$(job_story "$a" "$node")"
+	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" "split=1 job\(s\) on $dies dies by .*" ||
+		fail "job $a was not re-planned alone 100 s or more after job $b left: $(record "$node" "$a")$(job_story "$a" "$node")"
 	fetch "$node" "$a"
 	want=$(lone_dies "$(rec_field "$a" ips)" "$dies")
 	da=$(count "$(rec_field "$a" dies)")
@@ -299,9 +289,7 @@ test_without_counters_the_split_is_equal() {
 	# The default event: hardware instructions.
 	a=$(submit "$(unique_name nocount)" 1 0 probe=200ms) || fail "sbatch failed"
 	defer scancel "$a"
-	on_node "$node" bash -c 'for ((i = 0; i < 240; i++)); do
-			grep -q "^status=\(placed\|equal\)$" "$1" 2>/dev/null && exit 0; sleep 0.25; done' \
-		- "$LWK_STATE_DIR/$node/casas/$a"
+	await_on "$node" "$(wait_bound)" line "$LWK_STATE_DIR/$node/casas/$a" 'status=(placed|equal)' || true
 	fetch "$node" "$a"
 	counters=$(rec_field "$a" counters)
 	[ -n "$counters" ] || fail "the probe did not say what it counted: $(cat "$LWK_WORK/rec.$a")"
@@ -341,9 +329,9 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 	assert_cgroup_cpus "$node" "$a"
 }
 
-# wait_file NODE FILE: until FILE is on NODE (50 s).
+# wait_file NODE FILE: until FILE is on NODE (wait_bound).
 wait_file() {
-	on_node "$1" bash -c 'for ((i = 0; i < 200; i++)); do [ -e "$1" ] && exit 0; sleep 0.25; done; exit 1' - "$2"
+	await_on "$1" "$(wait_bound)" exists "$2"
 }
 
 # lwk-sweep of the build tree on the host, the installed one on the guests.
@@ -399,7 +387,7 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 	# Once the job ends, its record goes.
 	scancel "$a"
 	wait_job "$a"
-	on_node "$node" bash -c 'for ((i = 0; i < 120; i++)); do [ -e "$1" ] || exit 0; sleep 0.25; done; exit 1' - "$rec" ||
+	await_on "$node" "$(wait_bound)" gone "$rec" ||
 		fail "job $a ended, its record is still on $node$(job_story "$a" "$node")"
 }
 
@@ -408,10 +396,8 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 # there: the epilog of an earlier test's job, still running, would
 # re-plan and reap the planted one before the job under test does.
 plant_gone_record() {
-	on_node "$1" bash -c 'for ((i = 0; i < 240; i++)); do
-			ls "$1" 2>/dev/null | grep -q "^[0-9]" || exit 0; sleep 0.25; done; exit 1' \
-		- "$LWK_STATE_DIR/$1/casas" ||
-		fail "contention-aware records still on $1 60 s after their jobs: $(on_node "$1" ls "$LWK_STATE_DIR/$1/casas")"
+	await_on "$1" "$(wait_bound)" no-entry "$LWK_STATE_DIR/$1/casas" '^[0-9]' ||
+		fail "contention-aware records still on $1 $(wait_bound) s after their jobs: $(on_node "$1" ls "$LWK_STATE_DIR/$1/casas")"
 	on_node "$1" mkdir -p "$LWK_STATE_DIR/$1/casas"
 	on_node "$1" bash -c "printf 'job=$2\nstatus=placed\ncgroup=/nonexistent/job_$2\nallowed_cpus=0\nallowed_mems=0\ndies=0\ncpus=0\nmems=0\n' \
 		>$LWK_STATE_DIR/$1/casas/$2"

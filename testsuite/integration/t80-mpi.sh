@@ -128,18 +128,13 @@ EOF
 	echo "$dir"
 }
 
-# mpi_wait JOB SECONDS: wait_job with a longer bound (hpcc under TCG).
+# mpi_wait JOB SECONDS: wait_job with a longer bound (hpcc under TCG),
+# and the jobs' output when it is exceeded.
 mpi_wait() {
-	local i
-	for ((i = 0; i < $2 * 2; i++)); do
-		job_state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-		case $job_state in
-		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
-			return 0 ;;
-		esac
-		sleep 0.5
-	done
-	fail "job $1 did not finish within $2 s (state $job_state): $(tail -c 1500 "$LWK_WORK"/*/job.out 2>/dev/null)"
+	if ! (wait_job "$1" "$2") 2>"$LWK_WORK/.mpi_wait"; then
+		fail "$(cat "$LWK_WORK/.mpi_wait") $(tail -c 1500 "$LWK_WORK"/*/job.out 2>/dev/null)"
+	fi
+	job_state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 }
 
 # hpcc's verdict: every kernel passed and all RANKS ranks were one world
@@ -259,13 +254,16 @@ EOF
 		--ntasks-per-node=1 -c "$cpus" -o "$dir/other.out" --contention-aware=event=task-clock,probe=300ms \
 		--wrap "srun bash $dir/other.sh $((cpus / dies))") || fail "sbatch failed"
 	defer scancel "$other"
+	# min_dies: a die for each rank, whatever the probe measured (on
+	# dies of one core, two ranks on one die would share one CPU).
 	# --cpu-bind=none: a step launched while the arbiter has narrowed the
 	# job's cgroup to the dies it probes fails in task/affinity ("Invalid
 	# argument": Slurm binds each task to CPUs of its allocation that the
 	# cgroup no longer has; seen on the guests, a known bug); the ranks
 	# must still stay on the job's dies, which the cgroup enforces.
 	jid=$(sbatch --parsable -p cosched -N $n -w "$(sinfo -h -N -o '%N' | sort -u | tail -n "$n" | paste -sd, -)" \
-		--ntasks-per-node=$MPI_PPN -c $((cpus / MPI_PPN)) --export=ALL,MPI_OTHER="$other" --contention-aware=event=task-clock,probe=300ms \
+		--ntasks-per-node=$MPI_PPN -c $((cpus / MPI_PPN)) --export=ALL,MPI_OTHER="$other" \
+		--contention-aware=event=task-clock,probe=300ms,min_dies=$MPI_PPN \
 		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix --cpu-bind=none bash $dir/mpirank.sh") || fail "sbatch failed"
 	defer scancel "$jid"
 	mpi_wait "$jid" $MPI_SECONDS
