@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# testsuite/budget.sh: where the test command's time goes.  Sourced by
+# scripts/test, which calls stage_open and stage_close around each stage,
+# part_took after each part of one, and test_times on each integration
+# runner's output.  At its end, time_table prints every stage with its
+# time and budget, and every test or part over 30 s.
+#
+# The budgets: what each stage may take on the 2-core machine CI uses,
+# from a fresh clone, the guest images cached (a cold image is built in
+# the background while the host stages run, and counted apart as
+# "images").  They add up to the 45 minutes of the slowest of three runs
+# (doc/testing.md has the runs they come from).  A stage over its budget
+# is printed with the tests and parts that took longest, and listed
+# again in the table: a slow creep is seen the day it starts.  It is not
+# a test failure (how fast a machine runs is the benchmarks' business,
+# never a test's); LWK_BUDGET_FAIL=1 makes it one, for a pipeline that
+# wants the run to stop there.
+declare -A stage_budget=(
+	[build]=240 [unit]=150 [fuzz]=60 [distcheck]=200 [packages]=90
+	[integration]=300 [cgroup]=180 [guests]=900 [trixie]=300 [sid]=300
+)
+stage_order=(build unit fuzz distcheck packages integration cgroup guests trixie sid)
+budget_over=()
+# Lines "stage NAME SECONDS" and "item STAGE SECONDS WHAT", in run order.
+times_file=$logs/times
+: >"$times_file"
+cur_stage='' cur_t0=''
+
+# stage_open NAME: stage NAME begins; its time runs until stage_close.
+stage_open() {
+	cur_stage=$1
+	cur_t0=$(date +%s)
+}
+
+# stage_close: the current stage has ended: its time, against its budget.
+stage_close() {
+	local secs b
+	[ -n "$cur_stage" ] || return 0
+	secs=$(($(date +%s) - cur_t0))
+	b=${stage_budget[$cur_stage]:-}
+	echo "stage $cur_stage $secs" >>"$times_file"
+	echo "$cur_stage stage: $secs s${b:+ (budget $b s)}"
+	if [ -n "$b" ] && [ "$secs" -gt "$b" ]; then
+		budget_over+=("$cur_stage: $secs s, budget $b s")
+		echo "OVER BUDGET: stage $cur_stage took $secs s, $((secs - b)) s over its $b s; what took longest in it:"
+		items_of "$cur_stage" | head -n 5 | sed 's/^/    /'
+	fi
+	cur_stage=
+}
+
+# part_took WHAT T0: a part of the current stage (a cluster's start, a
+# check program, a soak) has taken the time since T0 (date +%s).
+part_took() {
+	local secs=$(($(date +%s) - $2))
+	printf '    (%s: %d s)\n' "$1" "$secs"
+	[ -z "$cur_stage" ] || echo "item $cur_stage $secs $1" >>"$times_file"
+}
+
+# test_times LABEL LOG: each test's time from an integration runner's
+# output ("PASS: NAME" or "FAIL: NAME", then its lines, then "    (N s)").
+test_times() {
+	[ -n "$cur_stage" ] || return 0
+	awk -v stage="$cur_stage" -v label="$1" '
+		/^(PASS|FAIL): / { name = substr($0, 7); next }
+		name != "" && /^    \([0-9]+ s\)$/ {
+			s = $0; gsub(/[^0-9]/, "", s)
+			print "item", stage, s, label ": " name
+			name = ""
+		}' "$2" >>"$times_file"
+}
+
+# items_of STAGE: its tests and parts, the longest first, "N s  WHAT".
+items_of() {
+	awk -v stage="$1" '$1 == "item" && $2 == stage {
+		what = $0; sub(/^item [^ ]+ [0-9]+ /, "", what); print $3, what }' "$times_file" |
+		sort -k1,1nr | awk '{ n = $1; $1 = ""; printf "%5d s %s\n", n, substr($0, 2) }'
+}
+
+# time_table TOTAL: every stage that ran, its time and budget; then every
+# test and part over 30 s.  Returns 1 when a stage went over its budget
+# and LWK_BUDGET_FAIL=1.
+time_table() {
+	local s secs b mark
+	printf 'where the %d s went (budgets: testsuite/budget.sh):\n' "$1"
+	printf '  %-12s %7s %8s\n' stage time budget
+	for s in "${stage_order[@]}"; do
+		secs=$(awk -v s="$s" '$1 == "stage" && $2 == s { print $3 }' "$times_file")
+		[ -n "$secs" ] || continue
+		b=${stage_budget[$s]:-}
+		mark=
+		[ -z "$b" ] || [ "$secs" -le "$b" ] || mark="  OVER BUDGET"
+		printf '  %-12s %5d s %6s s%s\n' "$s" "$secs" "${b:--}" "$mark"
+	done
+	echo "tests and parts over 30 s, the longest first:"
+	awk '$1 == "item" && $3 > 30 { what = $0; sub(/^item [^ ]+ [0-9]+ /, "", what)
+		printf "%5d s  %-12s %s\n", $3, $2, what }' "$times_file" | sort -k1,1nr
+	if [ ${#budget_over[@]} -gt 0 ]; then
+		echo "over budget:"
+		printf '  - %s\n' "${budget_over[@]}"
+		[ "${LWK_BUDGET_FAIL:-0}" != 1 ] || return 1
+	fi
+	return 0
+}
