@@ -94,7 +94,7 @@ time_table() {
 	done
 	echo "tests and parts over 30 s, the longest first:"
 	awk '$1 == "item" && $3 > 30 { what = $0; sub(/^item [^ ]+ [0-9]+ /, "", what)
-		printf "%5d s  %-12s %s\n", $3, $2, what }' "$times_file" | sort -k1,1nr
+		printf "%5d s  %-12s %s\n", $3, $2, what; n++ } END { if (!n) print "  (none)" }' "$times_file" | sort -k1,1nr
 	if [ ${#budget_over[@]} -gt 0 ]; then
 		echo "over budget:"
 		printf '  - %s\n' "${budget_over[@]}"
