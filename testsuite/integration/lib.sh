@@ -220,6 +220,9 @@ on_node() {
 	printf '%q ' "$@" >"$name.tmp"
 	echo >>"$name.tmp"
 	mv "$name.tmp" "$name.cmd"
+	# Wake its inbox at once (scripts/vm/guest-init); lost, it is found
+	# within a second.
+	{ echo >"/dev/udp/$node/7077"; } 2>/dev/null || :
 	for ((i = 0; i < ${ON_NODE_SECONDS:-60} * 10; i++)); do
 		[ -e "$name.rc" ] && break
 		snooze 0.1
