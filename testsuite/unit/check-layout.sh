@@ -23,86 +23,95 @@ cd "$src" || exit 99
 mapfile -t files < <(find spank -name '*.[ch]' ! -name '*.skel.h' | sort)
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: no sources under $src/spank"; exit 1; }
 
-# part FILE: the folder a file belongs to ("glue" at the top).
+# part FILE: the folder a file belongs to ("glue" at the top), in
+# $part.  (Functions that set a variable, not print: a command
+# substitution forks, and these run for every file, include and edge.)
 part() {
 	case $1 in
-	spank/*/*) local p=${1#spank/}; echo "${p%%/*}" ;;
-	*) echo glue ;;
+	spank/*/*) part=${1#spank/} part=${part%%/*} ;;
+	*) part=glue ;;
 	esac
 }
-# rank PART: lower ranks are below; a file includes its own part and
-# the parts ranked below its own.  Peers (the same rank) never meet.
+# rank PART: in $rank; lower ranks are below; a file includes its own
+# part and the parts ranked below its own.  Peers (the same rank) never
+# meet.
 rank() {
 	case $1 in
-	common) echo 0 ;;
-	node) echo 1 ;;
-	lwk | syncmon | casas) echo 2 ;;
-	sweep) echo 3 ;;
-	cmd | glue) echo 4 ;;
-	*) echo -1 ;;
+	common) rank=0 ;;
+	node) rank=1 ;;
+	lwk | syncmon | casas) rank=2 ;;
+	sweep) rank=3 ;;
+	cmd | glue) rank=4 ;;
+	*) rank=-1 ;;
 	esac
 }
 
-# ---- sizes
+# ---- sizes (each tool once over every file: under load a fork and exec
+# a file made this check take half a minute)
 bad=0
-for f in "${files[@]}"; do
-	n=$(wc -l <"$f")
+while read -r n f; do
+	[ "$f" != total ] || continue
 	if [ "$n" -gt 600 ] && ! head -40 "$f" | grep -q 'layout: whole'; then
 		fail "$f has $n lines (at most 600, or a 'layout: whole' comment saying why)"
 		bad=1
 	fi
-done
+done < <(wc -l "${files[@]}")
 [ $bad = 1 ] || echo "ok: every file under spank/ has at most 600 lines"
 
 bad=0
-for f in "${files[@]}"; do
-	# A function: its signature starts a line at column 0, its body
-	# opens with "{" alone at column 0 and closes with "}" alone.
-	while read -r len line name; do
-		fail "$f:$line: $name is $len lines (at most 80, or a 'layout: whole' comment above it)"
-		bad=1
-	done < <(awk '
-		/^[A-Za-z_].*\(/ && !/;[ \t]*$/ && sig == 0 { sig = NR; name = $0 }
-		/^\{/ && sig { start = NR; from = sig }
-		/^\}/ && start {
-			n = NR - start - 1
-			if (n > 80) {
-				whole = 0
-				for (i = from - 5; i < from; i++) if (i in text && text[i] ~ /layout: whole/) whole = 1
-				if (!whole) { sub(/\(.*/, "", name); sub(/.*[ *]/, "", name); print n, from, name "()" }
-			}
-			start = 0
+# A function: its signature starts a line at column 0, its body opens
+# with "{" alone at column 0 and closes with "}" alone.
+while read -r f len line name; do
+	fail "$f:$line: $name is $len lines (at most 80, or a 'layout: whole' comment above it)"
+	bad=1
+done < <(awk '
+	FNR == 1 { sig = 0; start = 0; delete text }
+	/^[A-Za-z_].*\(/ && !/;[ \t]*$/ && sig == 0 { sig = FNR; name = $0 }
+	/^\{/ && sig { start = FNR; from = sig }
+	/^\}/ && start {
+		n = FNR - start - 1
+		if (n > 80) {
+			whole = 0
+			for (i = from - 5; i < from; i++) if (i in text && text[i] ~ /layout: whole/) whole = 1
+			if (!whole) { sub(/\(.*/, "", name); sub(/.*[ *]/, "", name); print FILENAME, n, from, name "()" }
 		}
-		/^[^A-Za-z_]/ || /;[ \t]*$/ || /^\{/ { if (!start && $0 !~ /^[ \t]/) sig = 0 }
-		{ text[NR] = $0; if (/^\{/ || /^\}/) sig = 0 }
-	' "$f")
-done
+		start = 0
+	}
+	/^[^A-Za-z_]/ || /;[ \t]*$/ || /^\{/ { if (!start && $0 !~ /^[ \t]/) sig = 0 }
+	{ text[FNR] = $0; if (/^\{/ || /^\}/) sig = 0 }
+' "${files[@]}")
 [ $bad = 1 ] || echo "ok: no function under spank/ has more than 80 lines"
 
 # ---- includes
 bad=0
 for f in "${files[@]}"; do
-	own=$(part "$f")
-	[ "$(rank "$own")" -ge 0 ] || { fail "$f: folder spank/$own/ has no place in the layers (testsuite/unit/check-layout.sh)"; bad=1; continue; }
-	while IFS=: read -r line inc; do
-		case $inc in
-		lwk_plugin.h) to=glue ;;
-		*/*) to=${inc%%/*} ;;
-		*) fail "$f:$line: #include \"$inc\": name it by its path below spank/"; bad=1; continue ;;
-		esac
-		# A generated header (the BPF skeleton) is in the build tree, if built.
-		[ -e "spank/$inc" ] || [[ $inc == *.skel.h ]] ||
-			{ fail "$f:$line: #include \"$inc\": no spank/$inc"; bad=1; continue; }
-		[ "$to" = "$own" ] && continue
-		if [ "$own" = cmd ] && [ "$to" = glue ]; then
-			fail "$f:$line: a command includes the plugin's glue ($inc)"
-			bad=1
-		elif [ "$(rank "$to")" -ge "$(rank "$own")" ]; then
-			fail "$f:$line: spank/$own/ includes $inc: $to/ is not below $own/"
-			bad=1
-		fi
-	done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
+	part "$f"
+	rank "$part"
+	[ "$rank" -ge 0 ] || { fail "$f: folder spank/$part/ has no place in the layers (testsuite/unit/check-layout.sh)"; bad=1; }
 done
+while IFS=: read -r f line inc; do
+	part "$f"
+	own=$part
+	rank "$own"
+	own_rank=$rank
+	[ "$own_rank" -ge 0 ] || continue
+	case $inc in
+	lwk_plugin.h) to=glue ;;
+	*/*) to=${inc%%/*} ;;
+	*) fail "$f:$line: #include \"$inc\": name it by its path below spank/"; bad=1; continue ;;
+	esac
+	# A generated header (the BPF skeleton) is in the build tree, if built.
+	[ -e "spank/$inc" ] || [[ $inc == *.skel.h ]] ||
+		{ fail "$f:$line: #include \"$inc\": no spank/$inc"; bad=1; continue; }
+	[ "$to" = "$own" ] && continue
+	if [ "$own" = cmd ] && [ "$to" = glue ]; then
+		fail "$f:$line: a command includes the plugin's glue ($inc)"
+		bad=1
+	elif rank "$to" && [ "$rank" -ge "$own_rank" ]; then
+		fail "$f:$line: spank/$own/ includes $inc: $to/ is not below $own/"
+		bad=1
+	fi
+done < <(grep -Hn '^#include "' "${files[@]}" | sed 's/^\([^:]*\):\([0-9]*\):#include "\([^"]*\)".*/\1:\2:\3/')
 [ $bad = 1 ] || echo "ok: includes run one way (glue and cmd, sweep, the parts, node, common) and no part includes another's"
 
 # ---- cycles, from the objects (the build tree is the current directory
@@ -116,7 +125,7 @@ obj_of() { # the object built from spank/D/N.c
 		[ -e "$o" ] && { echo "$o"; return; }
 	done
 }
-defs=$(mktemp) uses=$(mktemp)
+defs=$(mktemp) uses=$(mktemp) objs=() srcs=()
 trap 'rm -f "$defs" "$uses"' EXIT
 for f in "${files[@]}"; do
 	[[ $f == *.c ]] || continue
@@ -129,15 +138,25 @@ for f in "${files[@]}"; do
 		[ -n "$o" ] || [ -z "$(obj_of spank/node/taskiter.c)$(obj_of spank/node/taskiter_none.c)" ] || continue ;;
 	esac
 	[ -n "$o" ] || { fail "$f: no object built (run make first)"; continue; }
-	nm -g --defined-only "$o" | awk -v f="$f" '$2 ~ /[TDBRV]/ { print $3, f }' >>"$defs"
-	nm -u "$o" | awk -v f="$f" '{ print $2, f }' >>"$uses"
+	objs+=("$o") srcs+=("$f")
 done
+# nm once over every object (-A: each line named by its object), the
+# objects mapped back to their sources.
+src_of=$(for i in "${!objs[@]}"; do echo "${objs[$i]} ${srcs[$i]}"; done)
+nm -A -g --defined-only "${objs[@]}" | awk -v map="$src_of" '
+	BEGIN { n = split(map, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], p, " "); src[p[1]] = p[2] } }
+	{ o = $1; sub(/:[^:]*$/, "", o) } $2 ~ /[TDBRV]/ { print $3, src[o] }' >"$defs"
+nm -A -u "${objs[@]}" | awk -v map="$src_of" '
+	BEGIN { n = split(map, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], p, " "); src[p[1]] = p[2] } }
+	{ o = $1; sub(/:[^:]*$/, "", o); print $NF, src[o] }' >"$uses"
 edges=$(join <(sort -u "$uses") <(sort -u "$defs") | awk '$2 != $3 { print $2, $3 }' | sort -u)
 for what in files folders; do
 	if [ $what = folders ]; then
 		pairs=$(while read -r a b; do
-			pa=$(part "$a") pb=$(part "$b")
-			[ "$pa" = "$pb" ] || echo "$pa $pb"
+			part "$a"
+			pa=$part
+			part "$b"
+			[ "$pa" = "$part" ] || echo "$pa $part"
 		done <<<"$edges" | sort -u)
 	else
 		pairs=$edges
