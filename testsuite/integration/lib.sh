@@ -59,6 +59,8 @@ jobs_named() {
 # it once: about 1 s on the host, 3 to 10 s on the emulated guests),
 # and never less than 60 s.  A loaded or emulated machine gets longer
 # waits; a stuck job still fails in bounded time.
+# A test's own waiting loop is bounded the same way:
+#   for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 wait_bound() {
 	local b=$((${1:-30} * ${LWK_JOB_PACE:-2}))
 	[ "$b" -ge 60 ] || b=60
@@ -98,13 +100,13 @@ wait_job() {
 		case $job_state in
 		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
 			exec {fd}<&-
-			kill "$states" 2>/dev/null
+			kill "$states" 2>/dev/null || :
 			return 0 ;;
 		COMPLETING) [ -n "$comp" ] || comp=$SECONDS ;;
 		esac
 	done
 	exec {fd}<&-
-	kill "$states" 2>/dev/null
+	kill "$states" 2>/dev/null || :
 	# The stream ended early (squeue could not ask): once more, directly.
 	line=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 	case $line in

@@ -76,7 +76,7 @@ test_on_error_drain_node_drains_on_a_forged_value() {
 		cp "$LWK_WORK/plugstack.orig" "$conf"
 		fail "sbatch failed"
 	}
-	for ((i = 0; i < 120; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		state=$(sinfo -h -n "$node" -o '%t')
 		[[ $state == drain* ]] && break
 		snooze 0.25

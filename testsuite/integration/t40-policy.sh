@@ -44,7 +44,7 @@ field() {
 
 wait_running() {
 	local i
-	for ((i = 0; i < 80; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		[ "$(squeue -h -j "$1" -o %t)" = R ] && return 0
 		snooze 0.25
 	done

@@ -98,7 +98,7 @@ EOF
 		head -1 "$f" | grep -q '"source":"bpf","source_fallback":""' || fail "$f: $(head -1 "$f")"
 		grep -q '^{"k".*"procs":\[{"pid"' "$f" || fail "$f: no process of the job listed"
 	done
-	for ((i = 0; i < 40; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		sampler_running "$jid" || break
 		snooze 0.25
 	done
@@ -110,7 +110,7 @@ EOF
 	# freezer), the sampler must have found the job cgroup.
 	slurm_cgroups && cgroups=1
 	# The footers: written as each sampler stops (the epilog), up to 30 s.
-	for ((i = 0; i < 120; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		[ "$(cat "$dir"/syncmon-"$jid"-*.jsonl | grep -c '^{"end":true')" = 2 ] && break
 		snooze 0.25
 	done
@@ -147,7 +147,7 @@ EOF
 	done
 	if on_each_node sh -c 'command -v bpftool >/dev/null'; then
 		# Freed after an RCU grace period: up to 5 s.
-		for ((i = 0; i < 20; i++)); do
+		for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 			on_each_node sh -c 'bpftool prog show name job_tasks 2>/dev/null | grep -q . ||
 				bpftool prog show name job_cgroup 2>/dev/null | grep -q .' || break
 			snooze 0.25
@@ -178,14 +178,14 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	jid=$(sbatch --parsable -N1 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" --wrap 'sleep 60') ||
 		fail "sbatch failed"
 	defer scancel "$jid"
-	for ((i = 0; i < 40; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		sampler_running "$jid" && break
 		snooze 0.25
 	done
 	sampler_running "$jid" || fail "no sampler started for job $jid"
 	scancel "$jid"
 	wait_job "$jid"
-	for ((i = 0; i < 40; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		sampler_running "$jid" || break
 		snooze 0.25
 	done
@@ -213,7 +213,7 @@ short_jobs_leave_nothing() {
 		wait_job "$jid"
 		[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
 		# The epilog may still be running when the job shows COMPLETED.
-		for ((i = 0; i < 40; i++)); do
+		for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 			sampler_running "$jid" || break
 			snooze 0.25
 		done

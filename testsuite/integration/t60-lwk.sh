@@ -276,7 +276,7 @@ start_held_job() {
 	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap "srun sleep $held_sleep") ||
 		fail "sbatch failed"
 	defer scancel "$jid"
-	for ((i = 0; i < 120; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] && break
 		snooze 0.25
 	done
@@ -318,7 +318,7 @@ test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 	jid=$(start_held_job)
 	app=$(on_node node1 sed -n 's/^app_cpus //p' "$LWK_STATE_DIR/node1/$jid/lwk.state")
 	# The step is listed before its task is placed (under TCG, seconds).
-	for ((i = 0; i < 240; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		isolated=$(on_node node1 cat /sys/fs/cgroup/cpuset.cpus.isolated)
 		[ -z "$isolated" ] || break
 		snooze 0.25
@@ -572,7 +572,7 @@ wait_step0() {
 held_by() {
 	local pids= pid n i want
 	want=$(node_cores node1)
-	for ((i = 0; i < 120; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		# srun runs its command by its full path.
 		pids=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$")
 		n=$(grep -c . <<<"$pids")
@@ -657,7 +657,7 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 	local other jid conf=$LWK_DEV_DIR/plugstack.conf dir i
 	other=$(sbatch --parsable -N1 -n1 -w node1 -o /dev/null --wrap 'sleep 300') || fail "sbatch failed"
 	defer scancel "$other"
-	for ((i = 0; i < 80; i++)); do
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		pgrep -f "^slurmstepd: \[$other\.batch\]" >/dev/null && break
 		snooze 0.25
 	done
