@@ -105,6 +105,11 @@ span=$(sed -n 's/^{"k":\([0-9]*\),.*/\1/p' "$f" | sed -n '1p;$p' | paste -sd' ' 
 # first and last samples span.
 ok "it sampled on ($samples samples over a span of ${span:-no} ticks of 50 ms, at least 12)" \
 	"[ $samples -ge 12 ] && [ -n '$span' ] && [ $samples -le ${span:-0} ]"
+# With the span bound above this keeps a sampler that ticks faster than
+# its grid from passing: none is taken before its tick (the times are
+# compared as digit strings: ns since the epoch exceed a double).
+ok "no sample before its tick: t_ns >= t_ideal_ns" \
+	"sed -n 's/^{\"k\":[0-9]*,\"t_ideal_ns\":\([0-9]*\),\"t_ns\":\([0-9]*\),.*/\1 \2/p' $f | awk '{ i = \"\" \$1; t = \"\" \$2; if (length(t) < length(i) || (length(t) == length(i) && t < i)) bad = 1; n++ } END { exit bad || !n }'"
 ok "one sample a tick: k only grows" \
 	"sed -n 's/^{\"k\":\([0-9]*\),.*/\1/p' $f | awk 'NR > 1 && \$1 <= prev {bad=1} {prev=\$1} END {exit bad}'"
 ok "every sample saw the job's 20 processes and not the other job's" \
