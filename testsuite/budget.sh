@@ -22,6 +22,8 @@ declare -A stage_budget=(
 	[integration]=210 [cgroup]=150 [guests]=850 [trixie]=350 [sid]=420
 )
 stage_order=(build unit fuzz distcheck packages integration cgroup guests trixie sid)
+# The whole run, every stage: the 30 minutes a typical run should take.
+run_budget=1800
 budget_over=()
 # Lines "stage NAME SECONDS" and "item STAGE SECONDS WHAT", in run order.
 times_file=$logs/times
@@ -40,7 +42,7 @@ stage_close() {
 	[ -n "$cur_stage" ] || return 0
 	secs=$(($(date +%s) - cur_t0))
 	b=${stage_budget[$cur_stage]:-}
-	echo "stage $cur_stage $secs" >>"$times_file"
+	echo "stage $cur_stage $secs $((cur_t0 - ${start:-$cur_t0}))" >>"$times_file"
 	echo "$cur_stage stage: $secs s${b:+ (budget $b s)}"
 	if [ -n "$b" ] && [ "$secs" -gt "$b" ]; then
 		budget_over+=("$cur_stage: $secs s, budget $b s")
@@ -78,21 +80,31 @@ items_of() {
 		sort -k1,1nr | awk '{ n = $1; $1 = ""; printf "%5d s %s\n", n, substr($0, 2) }'
 }
 
-# time_table TOTAL: every stage that ran, its time and budget; then every
-# test and part over 30 s.  Returns 1 when a stage went over its budget
-# and LWK_BUDGET_FAIL=1.
+# time_table TOTAL [whole]: every stage that ran, when it began, its
+# time and budget; with "whole" (every stage ran) the whole run against
+# run_budget; then every test and part over 30 s.  Returns 1 when
+# something went over its budget and LWK_BUDGET_FAIL=1.
 time_table() {
-	local s secs b mark
-	printf 'where the %d s went (budgets: testsuite/budget.sh):\n' "$1"
-	printf '  %-12s %7s %8s\n' stage time budget
+	local s secs from b mark
+	printf 'where the %d s went (budgets: testsuite/budget.sh; stages from the same second on ran at once):\n' "$1"
+	printf '  %-12s %6s %7s %8s\n' stage from time budget
 	for s in "${stage_order[@]}"; do
-		secs=$(awk -v s="$s" '$1 == "stage" && $2 == s { print $3 }' "$times_file")
+		secs= from=
+		read -r secs from < <(awk -v s="$s" '$1 == "stage" && $2 == s { print $3, $4 }' "$times_file")
 		[ -n "$secs" ] || continue
 		b=${stage_budget[$s]:-}
 		mark=
 		[ -z "$b" ] || [ "$secs" -le "$b" ] || mark="  OVER BUDGET"
-		printf '  %-12s %5d s %6s s%s\n' "$s" "$secs" "${b:--}" "$mark"
+		printf '  %-12s %4d s %5d s %6s s%s\n' "$s" "${from:-0}" "$secs" "${b:--}" "$mark"
 	done
+	if [ "${2:-}" = whole ]; then
+		mark=
+		if [ "$1" -gt "$run_budget" ]; then
+			mark="  OVER BUDGET"
+			budget_over+=("the whole run: $1 s, budget $run_budget s")
+		fi
+		printf '  %-12s %6s %5d s %6s s%s\n' "whole run" "" "$1" "$run_budget" "$mark"
+	fi
 	echo "tests and parts over 30 s, the longest first:"
 	awk '$1 == "item" && $3 > 30 { what = $0; sub(/^item [^ ]+ [0-9]+ /, "", what)
 		printf "%5d s  %-12s %s\n", $3, $2, what; n++ } END { if (!n) print "  (none)" }' "$times_file" | sort -k1,1nr
