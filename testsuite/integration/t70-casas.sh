@@ -315,11 +315,13 @@ test_the_probe_counts_a_real_job_with_a_software_event() {
 	wait_status "$node" placed "$a"
 	ips=$(rec_field "$a" ips)
 	# task-clock: ns of CPU per s.  The loop is a child of the batch
-	# shell, which only waits: more than half a CPU counted means the
-	# child was (the host's own load takes the rest); never more than
-	# the die's CPUs.
+	# shell, which only waits (a few ms of CPU a second): more than a
+	# fifth of a CPU counted means the child was.  Not "more than half":
+	# the test command runs the bookworm guests and a package build
+	# beside this stage, and the loop was seen to get 0.49 of a CPU in
+	# a 200 ms window.  Never more than the die's CPUs.
 	awk -v s="$ips" 'BEGIN { split(s, p, ","); split(p[1], kv, ":");
-		exit !(kv[1] == 1 && kv[2] > 0.5e9 && kv[2] < 2.6e9) }' ||
+		exit !(kv[1] == 1 && kv[2] > 0.2e9 && kv[2] < 2.6e9) }' ||
 		fail "a busy loop on one die counted $ips"
 	if on_node "$node" test -d /sys/fs/cgroup/cpuset; then
 		assert_grep 'per thread, inherited' "$LWK_WORK/rec.$a" "the record on v1"
