@@ -7,7 +7,7 @@
  * node) it reads the job's processes and the node's totals, appends
  * one JSON line to a fixed buffer, and writes the buffer out only at
  * flush ticks, which are also the same on every node (seeds 000, 002).
- * The output file is opened with the job user's file-system identity:
+ * The output file is opened by a child that has become the job's user:
  * root never opens a path the user chose.  The format is
  * doc/syncmon-format.md.
  */
@@ -25,9 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
-#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -82,54 +85,167 @@ static ssize_t fd_write(void *ctx, const void *buf, size_t len)
 }
 
 /*
- * Create the output file as the job's user: set the file-system ids
- * (which also drops root's file capabilities) and the user's groups,
- * open dir and then the file relative to it with O_EXCL|O_NOFOLLOW,
- * and come back.  An existing file is never reused: a numbered name is
- * taken instead.
+ * The output file is created by a child that has become the job's user
+ * for good (ids, groups, no capability left, no new privileges): root's
+ * file-system identity alone (setfsuid) keeps CAP_SYS_PTRACE, with
+ * which /proc/<pid>/cwd, root and fd/N of any process are followed
+ * past directories the user cannot enter.  The child opens dir refusing
+ * /proc's magic links (openat2 RESOLVE_NO_MAGICLINKS; without openat2,
+ * the kernel's own check on another user's links), then the file
+ * relative to it with O_EXCL|O_NOFOLLOW, and passes the fd back
+ * (SCM_RIGHTS).  An existing file is never reused: a numbered name is
+ * taken instead.  The parent waits OPEN_SECONDS at most (a stalled
+ * NFS or FUSE mount), then kills the child.
  */
-static int open_as_user(const char *dir, const char *base, uid_t uid, gid_t gid,
-			char *chosen, size_t len)
+#define OPEN_SECONDS 10
+
+static int open_dir_no_magic(const char *dir)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		/* No openat2 (before 5.6), or a seccomp filter without it. */
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return (int)fd;
+}
+
+static int become_user(uid_t uid, gid_t gid)
 {
 	struct passwd *pw = getpwuid(uid);
-	int dfd, fd = -1, saved = 0;
 
 	if (!pw || initgroups(pw->pw_name, gid)) {
 		say("cannot find the groups of uid %u", (unsigned)uid);
 		return -1;
 	}
-	setfsgid(gid);
-	setfsuid(uid);
-	if ((int)setfsuid((uid_t)-1) != (int)uid) {
-		say("cannot take the file-system identity of uid %u", (unsigned)uid);
-		goto back;
+	if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
+		say("cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid, strerror(errno));
+		return -1;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		say("cannot set no_new_privs as uid %u: %s", (unsigned)uid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The child's part: as the user, open, and send the fd and its name. */
+static void open_in_child(int sock, const char *dir, const char *base, uid_t uid, gid_t gid)
+{
+	char chosen[600];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = chosen };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cmsg;
+	int dfd, fd = -1;
+
+	if (become_user(uid, gid))
+		return;
+	dfd = open_dir_no_magic(dir);
 	if (dfd < 0) {
-		saved = errno;
 		say("cannot open the output directory %s as uid %u: %s", dir, (unsigned)uid,
-		    strerror(errno));
-		goto back;
+		    errno == ELOOP ? "it goes through a /proc magic link" : strerror(errno));
+		return;
 	}
 	for (int i = 0; i < 100 && fd < 0; i++) {
 		if (i == 0)
-			snprintf(chosen, len, "%s.jsonl", base);
+			snprintf(chosen, sizeof(chosen), "%s.jsonl", base);
 		else
-			snprintf(chosen, len, "%s.%d.jsonl", base, i);
+			snprintf(chosen, sizeof(chosen), "%s.%d.jsonl", base, i);
 		fd = openat(dfd, chosen, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST) {
-			saved = errno;
 			say("cannot create %s/%s as uid %u: %s", dir, chosen, (unsigned)uid,
 			    strerror(errno));
 			break;
 		}
 	}
 	close(dfd);
-back:
-	setfsuid(0);
-	setfsgid(0);
-	setgroups(0, NULL);
-	errno = saved;
+	if (fd < 0)
+		return;
+	iov.iov_len = strlen(chosen) + 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+		say("cannot hand the output file back: %s", strerror(errno));
+}
+
+/* The parent's part: the fd the child sent, or -1 (the child said why). */
+static int receive_fd(int sock, pid_t child, const char *dir, char *chosen, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	char name[600];
+	struct iovec iov = { .iov_base = name, .iov_len = sizeof(name) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	struct cmsghdr *cmsg;
+	ssize_t n;
+	int fd = -1, r;
+
+	do
+		r = poll(&p, 1, OPEN_SECONDS * 1000);
+	while (r < 0 && errno == EINTR && !stop);
+	if (r <= 0) {
+		say("gave up opening the output directory %s after %d s", dir, OPEN_SECONDS);
+		kill(child, SIGKILL);
+		return -1;
+	}
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return -1;
+	name[n] = '\0';
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
+		if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+		    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	if (fd >= 0)
+		snprintf(chosen, len, "%s", name);
+	return fd;
+}
+
+static int open_as_user(const char *dir, const char *base, uid_t uid, gid_t gid,
+			char *chosen, size_t len)
+{
+	int sv[2], fd;
+	pid_t child;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		say("cannot open the output file: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	child = fork();
+	if (child < 0) {
+		say("cannot open the output file: fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (child == 0) {
+		close(sv[0]);
+		open_in_child(sv[1], dir, base, uid, gid);
+		_exit(0);
+	}
+	close(sv[1]);
+	fd = receive_fd(sv[0], child, dir, chosen, len);
+	close(sv[0]);
+	/* Reaped now unless it is stuck in the kernel (killed above):
+	 * then it is reaped as the sampler's other children are. */
+	for (int i = 0; i < 100 && waitpid(child, NULL, WNOHANG) == 0; i++)
+		usleep(10000);
 	return fd;
 }
 

@@ -281,6 +281,34 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	[ "$(stat -c %U "$f")" = "$user" ] || fail "$f belongs to $(stat -c %U "$f"), not $user"
 }
 
+# /proc/<pid>/cwd and fd/N lead into another process's directory without
+# walking the path to it: a user who names one as dir= must not reach a
+# directory of root's that the path would refuse them.
+test_a_proc_link_to_another_processes_directory_gets_nothing() {
+	need_private
+	local user jid link pid private=/root/lwk-magic-$$ log
+	user=$(make_test_user)
+	log=$(slurmd_log node2)
+	# On node2, where the job's sampler runs: a 0700 directory of
+	# root's, a world-writable one in it, and a process of root's
+	# whose working directory (and fd 3) is that one.
+	pid=$(on_node node2 bash -c 'mkdir -m 700 "$1" && mkdir -m 777 "$1/open" && cd "$1/open" &&
+		{ sleep 600 3<. </dev/null >/dev/null 2>&1 & echo $!; }' - "$private") ||
+		fail "cannot set up $private on node2"
+	defer on_node node2 bash -c 'kill "$1"; rm -rf "$2"' - "$pid" "$private"
+	for link in "/proc/$pid/cwd" "/proc/$pid/fd/3"; do
+		jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w node2 -o /dev/null \
+			--sync-monitor=interval=50ms,dir="$link" --wrap 'sleep 1') || fail "sbatch failed"
+		wait_job "$jid"
+		[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
+		[ -z "$(on_node node2 find "$private/open" -mindepth 1)" ] ||
+			fail "a file was written through $link: $(on_node node2 ls -l "$private/open")"
+		on_node node2 grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $link as uid" \
+			"$log" || fail "the refusal of $link is not in node2's slurmd log"
+	done
+	all_nodes_usable
+}
+
 test_a_directory_the_user_cannot_write_gets_nothing() {
 	need_private
 	local user jid private=/root/lwk-private-$$

@@ -141,4 +141,30 @@ ok "says why it stopped" "grep -q 'job 4244 has had no process on tnode for 1 s:
 ok "and still writes its footer" "tail -1 $tmp/out/syncmon-4244-tnode.jsonl | grep -q '^{\"end\":true'"
 "$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --orphan-after 0 >/dev/null 2>&1
 ok "--orphan-after 0 is refused (exit 2)" "[ $? = 2 ]"
+# The output directory is opened as the job's user, whole: not through
+# /proc's links to another process's directories, which root follows
+# past directories the user cannot enter (here a 0700 one of root's),
+# nor through the user's own (a magic link is never a directory to
+# write into).  The job's user: nobody (65534).
+mkdir -m 700 "$tmp/root-only"
+mkdir -m 777 "$tmp/root-only/open"
+(cd "$tmp/root-only/open" && exec sleep 30 3<"$tmp/root-only/open") &
+held=$!
+kids="$kids $held"
+mkdir -m 777 "$tmp/own"
+(cd "$tmp/own" && exec setpriv --reuid 65534 --regid 65534 --clear-groups sleep 30) &
+own=$!
+kids="$kids $own"
+sleep 0.3
+for link in "/proc/$held/cwd" "/proc/$held/fd/3" "/proc/$own/cwd"; do
+	rm -rf "$tmp/link-state"
+	mkdir "$tmp/link-state"
+	timeout -s TERM 5 "$bin" --job 4246 --node tnode --uid 65534 --gid 65534 --dir "$link" \
+		--state "$tmp/link-state" --options interval=50ms >/dev/null 2>&1
+	ok "$link: nothing written through it" "[ -z \"\$(find $tmp/root-only/open $tmp/own -mindepth 1)\" ]"
+	ok "$link: the log says it could not open it" \
+		"grep -q 'cannot open the output directory $link as uid 65534: ' $tmp/link-state/syncmon.log"
+done
+ok "a link to the user's own process's directory: said to be a magic link" \
+	"grep -q 'as uid 65534: it goes through a /proc magic link' $tmp/link-state/syncmon.log"
 [ $fails = 0 ]
