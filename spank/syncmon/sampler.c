@@ -314,6 +314,44 @@ static int drop_after_open(bool keep_bpf)
 	return (int)syscall(SYS_capset, &hdr, data);
 }
 
+/*
+ * Once its source, its output and its memory are set up, the sampler
+ * keeps for the job's whole life only what sampling needs: CAP_NET_ADMIN
+ * (taskstats), CAP_SYS_PTRACE while it finds the job's processes by
+ * their environment (no job cgroup: reading another user's
+ * /proc/<pid>/environ), and the BPF capabilities where keep_bpf says
+ * the kernel still asks for them to read its fds.  The bounding,
+ * inheritable and ambient sets emptied and no_new_privs set: nothing it
+ * could exec gives any back.  It stays uid 0, the owner of its state
+ * directory.
+ */
+static int confine(bool keep_ptrace, bool keep_bpf)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	int keep[5], n = 0;
+
+	keep[n++] = CAP_NET_ADMIN;
+	if (keep_ptrace)
+		keep[n++] = CAP_SYS_PTRACE;
+	if (keep_bpf) {
+		keep[n++] = CAP_SYS_ADMIN;
+		keep[n++] = CAP_BPF;
+		keep[n++] = CAP_PERFMON;
+	}
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+			return -1;
+	for (int i = 0; i < n; i++) {
+		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
+		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
+	}
+	if (syscall(SYS_capset, &hdr, data))
+		return -1;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
 /* Keep the sampler's own noise off the application's cores.  0, or
  * the exit status (2: not a CPU list, 1: the kernel refused). */
 static int pin_to_cpus(const char *cpus)
@@ -619,6 +657,8 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		lwk_sample_source_close(&r.s);
 		return 1;
 	}
+	if (confine(!r.s.cgroup, r.s.use_bpf && bpf_fds_need_caps()))
+		say("cannot give up the capabilities sampling does not need: %s", strerror(errno));
 	write_header(&r);
 	run_ticks(&r);
 	write_footer(&r);

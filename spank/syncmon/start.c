@@ -292,6 +292,21 @@ static void exec_sampler(const struct launch *l)
 }
 
 /* The child, which becomes the sampler: never returns. */
+/* slurmstepd runs at oom_score_adj -1000, which its children inherit:
+ * the sampler, whose memory grows with the job's processes, is left to
+ * the OOM killer as the job's own processes are, not the last one. */
+static void drop_oom_protection(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write(fd, "0", 1) != 1) {
+			/* A kernel without it: the sampler runs as before. */
+		}
+		close(fd);
+	}
+}
+
 static void run_child(const struct launch *l) __attribute__((noreturn));
 static void run_child(const struct launch *l)
 {
@@ -305,6 +320,7 @@ static void run_child(const struct launch *l)
 	if (write(5, &me, sizeof(me)) != (ssize_t)sizeof(me))
 		_exit(127);
 	escape_cgroups(l, me);
+	drop_oom_protection();
 	exec_sampler(l);
 	_exit(127);
 }

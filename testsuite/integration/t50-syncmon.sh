@@ -281,6 +281,51 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	[ "$(stat -c %U "$f")" = "$user" ] || fail "$f belongs to $(stat -c %U "$f"), not $user"
 }
 
+# The sampler slurmstepd starts keeps, for the job's life, only the
+# capabilities sampling needs, none it could get back, and meets the OOM
+# killer as the job's processes do (slurmstepd's -1000 is not its).
+test_the_sampler_keeps_no_more_than_sampling_needs() {
+	local jid pid= status= deadline eff allowed kernel slurmd old_adj shielded=
+	need_private
+	# node2's slurmd shielded from the OOM killer, as sites do
+	# (SLURMD_OOM_ADJ, OOMScoreAdjust=): slurmstepd inherits it.
+	slurmd=$(on_node node2 pgrep -o -f '^slurmd .*-N node2$' || on_node node2 pgrep -o -x slurmd) ||
+		fail "no slurmd on node2"
+	old_adj=$(on_node node2 cat "/proc/$slurmd/oom_score_adj")
+	if on_node node2 sh -c 'echo -1000 >"/proc/$1/oom_score_adj"' - "$slurmd" 2>/dev/null; then
+		shielded=1
+		defer on_node node2 sh -c 'echo "$2" >"/proc/$1/oom_score_adj"' - "$slurmd" "$old_adj"
+	else
+		echo "    (node2's slurmd cannot be shielded from the OOM killer here (root without CAP_SYS_RESOURCE): the sampler's oom_score_adj is the guests' to check)"
+	fi
+	jid=$(sbatch --parsable -N1 -w node2 -o /dev/null --sync-monitor=interval=100ms,dir="$LWK_WORK" \
+		--wrap 'sleep 600') || fail "sbatch failed"
+	defer scancel "$jid"
+	# Until it has set itself up (no_new_privs is its last step).
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		pid=$(on_node node2 pgrep -o -f "lwk-syncmon --job $jid " || :)
+		[ -z "$pid" ] || status=$(on_node node2 cat "/proc/$pid/status" 2>/dev/null) || status=
+		[[ $status != *$'NoNewPrivs:\t1'* ]] || break
+		snooze 0.5
+	done
+	[ -n "$pid" ] || fail "no sampler for job $jid on node2 after $(wait_bound) s"
+	[[ $status == *$'NoNewPrivs:\t1'* ]] || fail "its no_new_privs is not set after $(wait_bound) s: $status"
+	grep -qE '^CapBnd:[[:space:]]*0+$' <<<"$status" || fail "its bounding set is not empty: $(grep '^Cap' <<<"$status")"
+	grep -qE '^CapInh:[[:space:]]*0+$' <<<"$status" || fail "its inheritable set is not empty: $(grep '^Cap' <<<"$status")"
+	eff=$(sed -n 's/^CapEff:[[:space:]]*//p' <<<"$status")
+	# CAP_NET_ADMIN (12) for taskstats, CAP_SYS_PTRACE (19) where no job
+	# cgroup lists the job; before Linux 5.19 the BPF ones (21, 38, 39)
+	# to read its BPF fds.
+	allowed=$(((1 << 12) | (1 << 19)))
+	kernel=$(on_node node2 uname -r)
+	if printf '%s\n5.19\n' "${kernel%%-*}" | sort -V -C; then
+		allowed=$((allowed | (1 << 21) | (1 << 38) | (1 << 39)))
+	fi
+	[ $((0x$eff & ~allowed)) = 0 ] || fail "it keeps capabilities sampling does not need: CapEff $eff"
+	[ -z "$shielded" ] || [ "$(on_node node2 cat "/proc/$pid/oom_score_adj")" = 0 ] ||
+		fail "its oom_score_adj is $(on_node node2 cat "/proc/$pid/oom_score_adj") (slurmstepd's), not 0"
+}
+
 # /proc/<pid>/cwd and fd/N lead into another process's directory without
 # walking the path to it: a user who names one as dir= must not reach a
 # directory of root's that the path would refuse them.

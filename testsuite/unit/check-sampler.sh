@@ -51,6 +51,13 @@ ok "its pid is in the state directory" "[ \"\$(cat $tmp/state/syncmon.pid)\" = $
 capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/$mon/status)
 ok "it gave up CAP_SYS_ADMIN, CAP_SYS_RESOURCE, CAP_PERFMON and CAP_BPF (CapEff $capeff)" \
 	"[ -n '$capeff' ] && [ \$(( 0x$capeff & ((1 << 21) | (1 << 24) | (1 << 38) | (1 << 39)) )) = 0 ]"
+# For the rest of the job it keeps CAP_NET_ADMIN (12, taskstats) and,
+# finding the job by its environment (no --cgroup), CAP_SYS_PTRACE (19):
+# nothing in its bounding set, no new privileges.
+ok "it keeps only CAP_NET_ADMIN and CAP_SYS_PTRACE (CapEff $capeff)" \
+	"[ \$(( 0x$capeff & ~((1 << 12) | (1 << 19)) )) = 0 ]"
+ok "its bounding set is empty" "grep -q '^CapBnd:[[:space:]]*0*$' /proc/$mon/status"
+ok "no_new_privs is set" "grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$mon/status"
 # The BPF objects it holds (the source=bpf that auto picks where it can):
 # their ids, from its fds, to look for once it has gone.
 bpf_ids=$(cat /proc/$mon/fdinfo/* 2>/dev/null | sed -n 's/^\(prog_id\|link_id\|map_id\):[[:space:]]*\([0-9]*\)$/\1 \2/p' | sort -u)
