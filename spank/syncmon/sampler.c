@@ -125,11 +125,39 @@ static int become_user(uid_t uid, gid_t gid)
 		say("cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid, strerror(errno));
 		return -1;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+	/* Whatever fs.suid_dumpable says: the user may not ptrace it. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		say("cannot set no_new_privs as uid %u: %s", (unsigned)uid, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/* In the child, before it becomes the user: every fd but the socket
+ * and the log closed (the BPF objects, the taskstats socket, the
+ * starter's pipe are root's business). */
+static void close_other_fds(int a, int b)
+{
+	int keep[2] = { a < b ? a : b, a < b ? b : a };
+	unsigned int from = 3;
+
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	if (syscall(SYS_close_range, from, ~0U, 0) && errno == ENOSYS) {
+		/* Before 5.9: one by one. */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = 1024;
+		for (unsigned int fd = 3; fd < rl.rlim_cur; fd++)
+			if ((int)fd != a && (int)fd != b)
+				close((int)fd);
+	}
 }
 
 /* The child's part: as the user, open, and send the fd and its name. */
@@ -145,6 +173,7 @@ static void open_in_child(int sock, const char *dir, const char *base, uid_t uid
 	struct cmsghdr *cmsg;
 	int dfd, fd = -1;
 
+	close_other_fds(sock, log_file ? fileno(log_file) : -1);
 	if (become_user(uid, gid))
 		return;
 	dfd = open_dir_no_magic(dir);
