@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Runs every unit suite; exit status is Check's verdict. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_lwk.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(cpulist_suite());
+	SRunner *sr;
 	int failed;
+
+	/* A process a joblive test starts (check_joblive.c). */
+	if (argc == 3 && !strcmp(argv[1], "--stalled-environ"))
+		return joblive_stalled_environ_process(argv[2]);
+	sr = srunner_create(cpulist_suite());
 
 	srunner_add_suite(sr, options_suite());
 	srunner_add_suite(sr, config_suite());

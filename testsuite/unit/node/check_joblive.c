@@ -3,12 +3,18 @@
  * answers (yes, no, unknown, completing, elsewhere), no libslurm at all,
  * a query from a process running as another user for now, tasks left
  * without a slurmstepd, and whose slurmstepd counts. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -334,6 +340,203 @@ START_TEST(only_a_root_only_library_is_loaded)
 }
 END_TEST
 
+/*
+ * A FUSE file system whose one file, f, is never read: every READ is
+ * left unanswered, as a user's FUSE server can leave it.  serve_stalled
+ * answers the kernel on fd (root, a child of the test) until unmounted.
+ */
+static void fuse_reply(int fd, uint64_t unique, int error, const void *arg, size_t len)
+{
+	char buf[256];
+	struct fuse_out_header h = { .len = (uint32_t)(sizeof(h) + len), .error = error, .unique = unique };
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), arg, len);
+	if (write(fd, buf, h.len) < 0) {
+		/* The request was interrupted: nothing to do. */
+	}
+}
+
+static void fuse_attr_of(uint64_t ino, struct fuse_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->mode = ino == 1 ? S_IFDIR | 0755 : S_IFREG | 0644;
+	a->nlink = ino == 1 ? 2 : 1;
+	a->size = ino == 1 ? 0 : 65536;
+	a->blksize = 4096;
+}
+
+static void serve_stalled(int fd)
+{
+	static char req[1 << 17];
+
+	for (;;) {
+		struct fuse_in_header *in = (struct fuse_in_header *)req;
+		ssize_t n = read(fd, req, sizeof(req));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < (ssize_t)sizeof(*in))
+			_exit(0); /* unmounted */
+		switch (in->opcode) {
+		case FUSE_INIT: {
+			struct fuse_init_out o = { .major = FUSE_KERNEL_VERSION, .minor = 31,
+						   .max_readahead = 65536, .max_write = 4096,
+						   .time_gran = 1 };
+
+			fuse_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_LOOKUP: {
+			struct fuse_entry_out o = { .nodeid = 2, .generation = 1, .entry_valid = 3600,
+						    .attr_valid = 3600 };
+
+			if (strcmp(req + sizeof(*in), "f")) {
+				fuse_reply(fd, in->unique, -ENOENT, NULL, 0);
+				break;
+			}
+			fuse_attr_of(2, &o.attr);
+			fuse_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_GETATTR: {
+			struct fuse_attr_out o = { .attr_valid = 3600 };
+
+			fuse_attr_of(in->nodeid, &o.attr);
+			fuse_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_OPEN: {
+			struct fuse_open_out o = { .fh = 1 };
+
+			fuse_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_READ: /* never */
+		case FUSE_FORGET:
+		case FUSE_BATCH_FORGET:
+		case FUSE_INTERRUPT:
+			break;
+		case FUSE_FLUSH:
+		case FUSE_RELEASE:
+		case FUSE_DESTROY:
+			fuse_reply(fd, in->unique, 0, NULL, 0);
+			break;
+		default:
+			fuse_reply(fd, in->unique, -ENOSYS, NULL, 0);
+		}
+	}
+}
+
+/*
+ * check_lwk --stalled-environ FILE: a process of user 65534 (dumpable,
+ * as a user's are) one page of whose environment is FILE, mapped over
+ * it: a read of its environ waits on FILE.  Says 'r' on fd 3 once set,
+ * then waits to be killed.
+ */
+int joblive_stalled_environ_process(const char *file)
+{
+	unsigned long start = 0, end = 0, page;
+	char stat[4096], *p;
+	ssize_t n;
+	int fd, field;
+
+	fd = open("/proc/self/stat", O_RDONLY);
+	if (fd < 0 || (n = read(fd, stat, sizeof(stat) - 1)) <= 0)
+		return 2;
+	stat[n] = '\0';
+	/* Fields 50 and 51 (env_start, env_end), counted after the comm. */
+	p = strrchr(stat, ')');
+	for (field = 2; p && field < 50; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %lu %lu", &start, &end) != 2)
+		return 3;
+	page = (start + 4095) & ~4095UL;
+	if (page + 4096 > end)
+		return 4;
+	fd = open(file, O_RDONLY);
+	if (fd < 0 || mmap((void *)page, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+		return 5;
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return 6;
+	if (write(3, "r", 1) != 1)
+		return 7;
+	for (;;)
+		pause();
+}
+
+/* Its user's process in no job cgroup with a page of its environment on
+ * a FUSE file whose server never answers: liveness reads environ as
+ * root, which a stalled read would hang (and other jobs' epilogs with
+ * it).  Linux reads a process's environ (and cmdline) from its anonymous
+ * memory only (since 4.18): the file-backed page is not read, nothing
+ * waits, and the process, whose environment says nothing, does not make
+ * the job gone. */
+START_TEST(an_environ_on_a_stalled_file_does_not_stall_liveness)
+{
+	char dir[] = "/tmp/joblive-fuse.XXXXXX", file[64], opts[128], big[3 * 4096 + 32], c;
+	char *env[] = { big, NULL };
+	struct timespec t0, t1;
+	int fds[2], fuse, live, status = 0;
+	pid_t server, child;
+
+	if (getuid() != 0) {
+		printf("SKIP: joblive: the stalled environment needs root (a FUSE mount)\n");
+		return;
+	}
+	fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fuse);
+	if (fuse < 0 || mount("lwk-stall", dir, "fuse", MS_NOSUID | MS_NODEV, opts)) {
+		printf("SKIP: joblive: cannot mount a FUSE file system here (%s)\n", strerror(errno));
+		rmdir(dir);
+		return;
+	}
+	server = fork();
+	ck_assert_int_ge(server, 0);
+	if (!server)
+		serve_stalled(fuse);
+	close(fuse);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "PAD=", 4);
+	ck_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		close(fds[0]);
+		if (dup2(fds[1], 3) < 0)
+			_exit(3);
+		execle("/proc/self/exe", "check_lwk", "--stalled-environ", file, (char *)NULL, env);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) != 1) {
+		waitpid(child, &status, 0);
+		child = 0;
+	}
+	close(fds[0]);
+	if (child) {
+		job_uid = 65534; /* slurmctld: the job is its, allocated here */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		live = lwk_job_liveness(JOB);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	umount2(dir, MNT_DETACH);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	rmdir(dir);
+	ck_assert_msg(child, "the stalled-environment process did not start (status %d)", status);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "liveness took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+	ck_assert_int_eq(live, LWK_LIVE_YES);
+}
+END_TEST
+
 Suite *joblive_suite(void)
 {
 	Suite *s = suite_create("joblive");
@@ -346,6 +549,12 @@ Suite *joblive_suite(void)
 	tcase_add_test(tc, tasks_left_without_a_slurmstepd_mean_gone);
 	tcase_add_test(tc, only_roots_slurmstepd_counts);
 	tcase_add_test(tc, only_a_root_only_library_is_loaded);
+	suite_add_tcase(s, tc);
+	/* Its own bound, above the 10 s it asserts. */
+	tc = tcase_create("stalled environment");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, an_environ_on_a_stalled_file_does_not_stall_liveness);
 	suite_add_tcase(s, tc);
 	return s;
 }
