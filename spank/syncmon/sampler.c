@@ -113,136 +113,201 @@ static int open_dir_no_magic(const char *dir)
 	return (int)fd;
 }
 
-static int become_user(uid_t uid, gid_t gid)
+/* Whether something traces this process (/proc/self/status). */
+static bool traced(void)
+{
+	char buf[4096], *t;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	t = strstr(buf, "\nTracerPid:");
+	return !t || strtol(t + 11, NULL, 10) != 0;
+}
+
+/* In the child: the job's user for good, or a message in why. */
+static int become_user(uid_t uid, gid_t gid, char *why, size_t len)
 {
 	struct passwd *pw = getpwuid(uid);
 
 	if (!pw || initgroups(pw->pw_name, gid)) {
-		say("cannot find the groups of uid %u", (unsigned)uid);
+		snprintf(why, len, "cannot find the groups of uid %u", (unsigned)uid);
 		return -1;
 	}
 	if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
-		say("cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid, strerror(errno));
+		snprintf(why, len, "cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid,
+			 strerror(errno));
 		return -1;
 	}
-	/* Whatever fs.suid_dumpable says: the user may not ptrace it. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		say("cannot set no_new_privs as uid %u: %s", (unsigned)uid, strerror(errno));
+	/* The change of ids made it as dumpable as fs.suid_dumpable says
+	 * (1: the user could ptrace it): not dumpable, and no tracer that
+	 * came in between. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || traced()) {
+		snprintf(why, len, "cannot keep the user from tracing the opening of the output as uid %u",
+			 (unsigned)uid);
 		return -1;
 	}
 	return 0;
 }
 
 /* In the child, before it becomes the user: every fd but the socket
- * and the log closed (the BPF objects, the taskstats socket, the
- * starter's pipe are root's business). */
-static void close_other_fds(int a, int b)
+ * closed (the BPF objects, the taskstats socket, the log, the starter's
+ * pipe are root's business). */
+static void close_other_fds(int keep)
 {
-	int keep[2] = { a < b ? a : b, a < b ? b : a };
-	unsigned int from = 3;
-
-	for (int i = 0; i < 2; i++) {
-		if (keep[i] < (int)from)
-			continue;
-		if ((unsigned int)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
-		from = (unsigned int)keep[i] + 1;
-	}
-	if (syscall(SYS_close_range, from, ~0U, 0) && errno == ENOSYS) {
+	if (keep > 3)
+		syscall(SYS_close_range, 3U, (unsigned int)keep - 1, 0);
+	if (syscall(SYS_close_range, (unsigned int)keep + 1, ~0U, 0) && errno == ENOSYS) {
 		/* Before 5.9: one by one. */
 		struct rlimit rl;
 
 		if (getrlimit(RLIMIT_NOFILE, &rl))
 			rl.rlim_cur = 1024;
 		for (unsigned int fd = 3; fd < rl.rlim_cur; fd++)
-			if ((int)fd != a && (int)fd != b)
+			if ((int)fd != keep)
 				close((int)fd);
 	}
 }
 
-/* The child's part: as the user, open, and send the fd and its name. */
+/* The child's part: as the user, open; send "o<name>" with the fd, or
+ * "e<why>" without one. */
 static void open_in_child(int sock, const char *dir, const char *base, uid_t uid, gid_t gid)
 {
-	char chosen[600];
+	char msg[1200];
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = { .iov_base = chosen };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov = { .iov_base = msg };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cmsg;
 	int dfd, fd = -1;
 
-	close_other_fds(sock, log_file ? fileno(log_file) : -1);
-	if (become_user(uid, gid))
-		return;
+	close_other_fds(sock);
+	msg[0] = 'e';
+	if (become_user(uid, gid, msg + 1, sizeof(msg) - 1))
+		goto send;
 	dfd = open_dir_no_magic(dir);
 	if (dfd < 0) {
-		say("cannot open the output directory %s as uid %u: %s", dir, (unsigned)uid,
-		    errno == ELOOP ? "it goes through a /proc magic link" : strerror(errno));
-		return;
+		snprintf(msg + 1, sizeof(msg) - 1, "cannot open the output directory %s as uid %u: %s", dir,
+			 (unsigned)uid,
+			 errno == ELOOP ? "it goes through a /proc magic link or a loop of links"
+					: strerror(errno));
+		goto send;
 	}
 	for (int i = 0; i < 100 && fd < 0; i++) {
+		char name[600];
+
 		if (i == 0)
-			snprintf(chosen, sizeof(chosen), "%s.jsonl", base);
+			snprintf(name, sizeof(name), "%s.jsonl", base);
 		else
-			snprintf(chosen, sizeof(chosen), "%s.%d.jsonl", base, i);
-		fd = openat(dfd, chosen, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST) {
-			say("cannot create %s/%s as uid %u: %s", dir, chosen, (unsigned)uid,
-			    strerror(errno));
+			snprintf(name, sizeof(name), "%s.%d.jsonl", base, i);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			msg[0] = 'o';
+			snprintf(msg + 1, sizeof(msg) - 1, "%s", name);
+		} else if (errno != EEXIST) {
+			snprintf(msg + 1, sizeof(msg) - 1, "cannot create %s/%s as uid %u: %s", dir, name,
+				 (unsigned)uid, strerror(errno));
 			break;
 		}
 	}
 	close(dfd);
-	if (fd < 0)
-		return;
-	iov.iov_len = strlen(chosen) + 1;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof(control.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
-		say("cannot hand the output file back: %s", strerror(errno));
+	if (fd < 0 && msg[0] == 'o')
+		msg[0] = 'e';
+send:
+	iov.iov_len = strlen(msg) + 1;
+	if (fd >= 0) {
+		m.msg_control = control.buf;
+		m.msg_controllen = sizeof(control.buf);
+		cmsg = CMSG_FIRSTHDR(&m);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	}
+	(void)!sendmsg(sock, &m, MSG_NOSIGNAL);
 }
 
-/* The parent's part: the fd the child sent, or -1 (the child said why). */
-static int receive_fd(int sock, pid_t child, const char *dir, char *chosen, size_t len)
+/* The fds of a message's SCM_RIGHTS: the first into *fd if it is the
+ * only one, every other closed. */
+static void take_fds(struct msghdr *m, int *fd)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0 && n == 1)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+}
+
+/* The parent's part: the fd the child sent, checked to be the file it
+ * created (the user's, regular, one link, write-only), or -1 (said). */
+static int receive_fd(int sock, uid_t uid, const char *dir, char *chosen, size_t len)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} control;
-	char name[600];
-	struct iovec iov = { .iov_base = name, .iov_len = sizeof(name) - 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
+	char msg[1200];
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) - 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
 	struct pollfd p = { .fd = sock, .events = POLLIN };
-	struct cmsghdr *cmsg;
+	uint64_t deadline = now_ns(CLOCK_MONOTONIC) + OPEN_SECONDS * 1000000000ULL, now;
+	struct stat st;
 	ssize_t n;
-	int fd = -1, r;
+	int fd = -1, r = 0;
 
-	do
-		r = poll(&p, 1, OPEN_SECONDS * 1000);
-	while (r < 0 && errno == EINTR && !stop);
+	while (!stop && (now = now_ns(CLOCK_MONOTONIC)) < deadline) {
+		r = poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
+		if (r >= 0 || errno != EINTR)
+			break;
+	}
 	if (r <= 0) {
-		say("gave up opening the output directory %s after %d s", dir, OPEN_SECONDS);
-		kill(child, SIGKILL);
+		say(stop ? "stopped while opening the output directory %s"
+			 : "gave up opening the output directory %s after %d s",
+		    dir, OPEN_SECONDS);
 		return -1;
 	}
-	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
 	if (n <= 0)
 		return -1;
-	name[n] = '\0';
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
-		if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
-		    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	if (fd >= 0)
-		snprintf(chosen, len, "%s", name);
+	msg[n] = '\0';
+	take_fds(&m, &fd);
+	if (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC) || msg[0] != 'o') {
+		say("%s", msg[0] == 'e' ? msg + 1 : "the output file did not come back whole");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_WRONLY) {
+		say("the output file handed back is not the one created as uid %u in %s", (unsigned)uid,
+		    dir);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	n = (ssize_t)strnlen(msg + 1, len - 1);
+	memcpy(chosen, msg + 1, (size_t)n);
+	chosen[n] = '\0';
 	return fd;
 }
 
@@ -269,11 +334,13 @@ static int open_as_user(const char *dir, const char *base, uid_t uid, gid_t gid,
 		_exit(0);
 	}
 	close(sv[1]);
-	fd = receive_fd(sv[0], child, dir, chosen, len);
+	fd = receive_fd(sv[0], uid, dir, chosen, len);
 	close(sv[0]);
-	/* Reaped now unless it is stuck in the kernel (killed above):
-	 * then it is reaped as the sampler's other children are. */
-	for (int i = 0; i < 100 && waitpid(child, NULL, WNOHANG) == 0; i++)
+	/* Done with it, whatever its user did to it (stopped it, say);
+	 * reaped at once unless stuck in the kernel (a stalled mount):
+	 * then it ends when the kernel lets it. */
+	kill(child, SIGKILL);
+	for (int i = 0; i < 200 && waitpid(child, NULL, WNOHANG) == 0; i++)
 		usleep(10000);
 	return fd;
 }
@@ -345,21 +412,23 @@ static int drop_after_open(bool keep_bpf)
 
 /*
  * Once its source, its output and its memory are set up, the sampler
- * keeps for the job's whole life only what sampling needs: CAP_NET_ADMIN
+ * keeps for the job's whole life only what sampling needs:
+ * CAP_DAC_READ_SEARCH (the job user's 0400 /proc/<pid>/environ, and
+ * cgroup v1 step directories the user owns and may close), CAP_NET_ADMIN
  * (taskstats), CAP_SYS_PTRACE while it finds the job's processes by
- * their environment (no job cgroup: reading another user's
- * /proc/<pid>/environ), and the BPF capabilities where keep_bpf says
- * the kernel still asks for them to read its fds.  The bounding,
- * inheritable and ambient sets emptied and no_new_privs set: nothing it
- * could exec gives any back.  It stays uid 0, the owner of its state
- * directory.
+ * their environment (no job cgroup), and the BPF capabilities where
+ * keep_bpf says the kernel still asks for them to read its fds.  The
+ * bounding, inheritable and ambient sets emptied and no_new_privs set:
+ * nothing it could exec gives any back.  It stays uid 0, the owner of
+ * its state directory.  Every step is tried; -1 when one failed.
  */
 static int confine(bool keep_ptrace, bool keep_bpf)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
-	int keep[5], n = 0;
+	int keep[6], n = 0, rc = 0;
 
+	keep[n++] = CAP_DAC_READ_SEARCH;
 	keep[n++] = CAP_NET_ADMIN;
 	if (keep_ptrace)
 		keep[n++] = CAP_SYS_PTRACE;
@@ -368,17 +437,20 @@ static int confine(bool keep_ptrace, bool keep_bpf)
 		keep[n++] = CAP_BPF;
 		keep[n++] = CAP_PERFMON;
 	}
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		rc = -1;
 	for (int cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
-			return -1;
+			rc = -1;
 	for (int i = 0; i < n; i++) {
 		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
 		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
 	}
 	if (syscall(SYS_capset, &hdr, data))
-		return -1;
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		rc = -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		rc = -1;
+	return rc;
 }
 
 /* Keep the sampler's own noise off the application's cores.  0, or
@@ -686,8 +758,14 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		lwk_sample_source_close(&r.s);
 		return 1;
 	}
-	if (confine(!r.s.cgroup, r.s.use_bpf && bpf_fds_need_caps()))
-		say("cannot give up the capabilities sampling does not need: %s", strerror(errno));
+	/* Never on with more than it needs: no sampler rather than one
+	 * that keeps root's capabilities for the job's life. */
+	if (confine(!r.s.cgroup, r.s.use_bpf && bpf_fds_need_caps())) {
+		say("cannot give up the capabilities sampling does not need (%s): stopping", strerror(errno));
+		close(r.out_fd);
+		lwk_sample_source_close(&r.s);
+		return 1;
+	}
 	write_header(&r);
 	run_ticks(&r);
 	write_footer(&r);

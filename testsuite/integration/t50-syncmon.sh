@@ -313,10 +313,11 @@ test_the_sampler_keeps_no_more_than_sampling_needs() {
 	grep -qE '^CapBnd:[[:space:]]*0+$' <<<"$status" || fail "its bounding set is not empty: $(grep '^Cap' <<<"$status")"
 	grep -qE '^CapInh:[[:space:]]*0+$' <<<"$status" || fail "its inheritable set is not empty: $(grep '^Cap' <<<"$status")"
 	eff=$(sed -n 's/^CapEff:[[:space:]]*//p' <<<"$status")
-	# CAP_NET_ADMIN (12) for taskstats, CAP_SYS_PTRACE (19) where no job
-	# cgroup lists the job; before Linux 5.19 the BPF ones (21, 38, 39)
-	# to read its BPF fds.
-	allowed=$(((1 << 12) | (1 << 19)))
+	# CAP_DAC_READ_SEARCH (2) for the job's 0400 environ files and the
+	# user's v1 step directories, CAP_NET_ADMIN (12) for taskstats,
+	# CAP_SYS_PTRACE (19) where no job cgroup lists the job; before
+	# Linux 5.19 the BPF ones (21, 38, 39) to read its BPF fds.
+	allowed=$(((1 << 2) | (1 << 12) | (1 << 19)))
 	kernel=$(on_node node2 uname -r)
 	if printf '%s\n5.19\n' "${kernel%%-*}" | sort -V -C; then
 		allowed=$((allowed | (1 << 21) | (1 << 38) | (1 << 39)))

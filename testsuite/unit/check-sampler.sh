@@ -14,6 +14,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 tmp=$(mktemp -d)
+# The job user (nobody) reaches its own directories in it.
+chmod 711 "$tmp"
 trap 'kill $kids 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/out" "$tmp/state"
 kids=
@@ -51,11 +53,16 @@ ok "its pid is in the state directory" "[ \"\$(cat $tmp/state/syncmon.pid)\" = $
 capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/$mon/status)
 ok "it gave up CAP_SYS_ADMIN, CAP_SYS_RESOURCE, CAP_PERFMON and CAP_BPF (CapEff $capeff)" \
 	"[ -n '$capeff' ] && [ \$(( 0x$capeff & ((1 << 21) | (1 << 24) | (1 << 38) | (1 << 39)) )) = 0 ]"
-# For the rest of the job it keeps CAP_NET_ADMIN (12, taskstats) and,
-# finding the job by its environment (no --cgroup), CAP_SYS_PTRACE (19):
-# nothing in its bounding set, no new privileges.
-ok "it keeps only CAP_NET_ADMIN and CAP_SYS_PTRACE (CapEff $capeff)" \
-	"[ \$(( 0x$capeff & ~((1 << 12) | (1 << 19)) )) = 0 ]"
+# For the rest of the job it keeps CAP_DAC_READ_SEARCH (2, the job's
+# 0400 environ files), CAP_NET_ADMIN (12, taskstats) and, finding the
+# job by its environment (no --cgroup), CAP_SYS_PTRACE (19); before
+# Linux 5.19 the BPF ones (21, 38, 39) to read its BPF fds: nothing in
+# its bounding set, no new privileges.
+allowed=$(((1 << 2) | (1 << 12) | (1 << 19)))
+if printf '%s\n5.19\n' "$(uname -r | cut -d- -f1)" | sort -V -C; then
+	allowed=$((allowed | (1 << 21) | (1 << 38) | (1 << 39)))
+fi
+ok "it keeps only what sampling needs (CapEff $capeff)" "[ \$(( 0x$capeff & ~$allowed )) = 0 ]"
 ok "its bounding set is empty" "grep -q '^CapBnd:[[:space:]]*0*$' /proc/$mon/status"
 ok "no_new_privs is set" "grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$mon/status"
 # The BPF objects it holds (the source=bpf that auto picks where it can):
@@ -148,6 +155,21 @@ ok "says why it stopped" "grep -q 'job 4244 has had no process on tnode for 1 s:
 ok "and still writes its footer" "tail -1 $tmp/out/syncmon-4244-tnode.jsonl | grep -q '^{\"end\":true'"
 "$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --orphan-after 0 >/dev/null 2>&1
 ok "--orphan-after 0 is refused (exit 2)" "[ $? = 2 ]"
+# A job of another user than root, found by its environment: with only
+# what it keeps, the sampler still reads the job's processes (their
+# environ is theirs, mode 0400).
+mkdir -m 777 "$tmp/user-out"
+for _ in 1 2 3; do
+	SLURM_JOB_ID=4247 SLURMD_NODENAME=tnode setpriv --reuid 65534 --regid 65534 --clear-groups sleep 30 &
+	kids="$kids $!"
+done
+sleep 0.3
+rm -rf "$tmp/user-state" && mkdir "$tmp/user-state"
+timeout -s TERM 2 "$bin" --job 4247 --node tnode --uid 65534 --gid 65534 --dir "$tmp/user-out" \
+	--state "$tmp/user-state" --options interval=50ms,fullscan=1 >/dev/null 2>&1
+f=$tmp/user-out/syncmon-4247-tnode.jsonl
+ok "a job of uid 65534: every sample after the first saw its 3 processes" \
+	"[ \$(grep -c '^{\"k\"' $f) -ge 5 ] && ! grep '^{\"k\"' $f | tail -n +2 | grep -vq '\"nprocs\":3,'"
 # The output directory is opened as the job's user, whole: not through
 # /proc's links to another process's directories, which root follows
 # past directories the user cannot enter (here a 0700 one of root's),
