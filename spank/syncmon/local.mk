@@ -13,6 +13,8 @@ spank_liblwkcore_la_SOURCES += \
 # into the plugin that root's slurmstepd loads.
 lwk_syncmon_SOURCES = \
 	spank/syncmon/lwk-syncmon.c \
+	spank/syncmon/privs.c \
+	spank/syncmon/privs.h \
 	spank/syncmon/sample.c \
 	spank/syncmon/sample.h \
 	spank/syncmon/sampler.c \
