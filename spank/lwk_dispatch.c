@@ -43,6 +43,9 @@
  * A failed slurm_spank_init in slurmstepd is, from 25.05, a node or a job
  * failure as slurm_spank_init_failure_mode says (below).
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,7 @@
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
+#include "node/nodename.h"
 #include "syncmon/control.h"
 
 SPANK_PLUGIN(lwk, 1);
@@ -74,6 +78,55 @@ SPANK_PLUGIN(lwk, 1);
 int slurm_spank_init_failure_mode = ESPANK_NODE_FAILURE;
 #endif
 
+/*
+ * The NodeName slurmd runs as (it does not put SLURMD_NODENAME in its
+ * own environment), in Slurm's own order: slurmd -N NAME; slurmd -Z
+ * (a dynamic node is its host name); slurm.conf's NodeName for this host
+ * (slurm_conf_get_nodename, from slurmd's libslurmfull, which has read
+ * the configuration, configless too); the short host name.  How in how.
+ */
+static void slurmd_node_name(char *node, size_t len, const char **how)
+{
+	char args[16384], host[256];
+	char *(*conf_nodename)(const char *);
+	ssize_t n = -1;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, args, sizeof(args));
+		close(fd);
+	}
+	switch (n > 0 ? lwk_slurmd_args_node(args, (size_t)n, node, len) : 0) {
+	case 1:
+		*how = "slurmd -N";
+		return;
+	case 2:
+		if (gethostname(node, len) == 0) {
+			node[len - 1] = '\0';
+			*how = "slurmd -Z: the host name";
+			return;
+		}
+		break;
+	}
+	if (gethostname(host, sizeof(host)))
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	host[strcspn(host, ".")] = '\0';
+	conf_nodename = (char *(*)(const char *))dlsym(RTLD_DEFAULT, "slurm_conf_get_nodename");
+	if (conf_nodename) {
+		/* Slurm's allocation, left (once per slurmd start). */
+		char *name = conf_nodename(host);
+
+		if (name && *name && strlen(name) < len) {
+			snprintf(node, len, "%s", name);
+			*how = "slurm.conf's NodeName of this host";
+			return;
+		}
+	}
+	snprintf(node, len, "%s", host);
+	*how = "the host name";
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	char err[512];
@@ -85,8 +138,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (spank_context() == S_CTX_SLURMD) {
 		/* slurmd starts: samplers of jobs lost in a crash left state. */
 		char node[256];
+		const char *how = "";
 		int n;
 
+		slurmd_node_name(node, sizeof(node), &how);
+		if (lwk_this_node_set(node))
+			slurm_error("lwk: slurmd's node name '%s' (%s) cannot be a node's: using the host name", node, how);
+		else
+			slurm_info("lwk: this slurmd is node %s (%s)", node, how);
 		lwk_node_name(node, sizeof(node));
 		n = lwk_syncmon_sweep(lwk_cfg.state_dir, node);
 		if (n > 0)

@@ -5,12 +5,10 @@
  * process that loads the plugin.  In a file of its own so that no glue
  * file reaches back into the dispatcher.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lwk_plugin.h"
+#include "node/nodename.h"
 #include "node/statedir.h"
 
 struct lwk_config lwk_cfg;
@@ -18,18 +16,7 @@ struct lwk_job_request lwk_req;
 
 void lwk_node_name(char *buf, size_t len)
 {
-	/* slurmd -N <name> (several slurmd on one host) sets this for its
-	 * slurmstepd and epilog; otherwise the node is the host. */
-	const char *env = getenv("SLURMD_NODENAME");
-
-	if (env && *env && !strchr(env, '/')) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if (gethostname(buf, len))
-		snprintf(buf, len, "localhost");
-	buf[len - 1] = '\0';
-	buf[strcspn(buf, ".")] = '\0';
+	lwk_this_node(buf, len);
 }
 
 void lwk_node_roots_of(struct lwk_node_roots *r, const char *node)

@@ -32,6 +32,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "node/joblive.h"
+#include "node/nodename.h"
 #include "node/procfs.h"
 
 /* Read at most len-1 bytes of name below the /proc/<pid> directory fd
@@ -139,22 +140,6 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sl
 		closedir(d);
 	free(env);
 	return found;
-}
-
-/* This node's name in Slurm: what slurmd -N sets for its slurmstepd
- * and epilog (lwk-sweep sets it from --node), else the short host name. */
-static void this_node(char *buf, size_t len)
-{
-	const char *env = getenv("SLURMD_NODENAME");
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if (gethostname(buf, len))
-		buf[0] = '\0';
-	buf[len - 1] = '\0';
-	buf[strcspn(buf, ".")] = '\0';
 }
 
 const struct lwk_slurm_api *lwk_slurm_api_override;
@@ -410,7 +395,7 @@ int lwk_job_liveness(uint32_t job)
 
 	if (stepd_here(job))
 		return LWK_LIVE_YES;
-	this_node(node, sizeof(node));
+	lwk_this_node(node, sizeof(node));
 	switch (allocated_here(job, node, &uid, sluid)) {
 	case LWK_ALLOC_NO_API:
 		/* No libslurm here (lwk-sweep could not load it): slurmctld

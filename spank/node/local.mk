@@ -9,6 +9,8 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/irqaff.h \
 	spank/node/joblive.c \
 	spank/node/joblive.h \
+	spank/node/nodename.c \
+	spank/node/nodename.h \
 	spank/node/perfcount.c \
 	spank/node/perfcount.h \
 	spank/node/procfs.c \

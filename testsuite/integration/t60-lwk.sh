@@ -431,6 +431,50 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	all_nodes_usable
 }
 
+# slurmd sweeps, as it starts, what a job that went while it was down
+# left under its NodeName: here that of "slurmd -N node1", several on one
+# host, not the host's name (slurmd has no SLURMD_NODENAME of its own).
+test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
+	need_private
+	[ -z "${LWK_GUEST_SHARE:-}" ] ||
+		skip "restarts one of the host cluster's slurmd -N (a guest's NodeName is its host name, which slurmd always found)"
+	local before jid pid log lines started=
+	before=$(node_snapshot node1)
+	jid=$(start_held_job)
+	log=$(slurmd_log node1)
+	pid=$(cat "$LWK_DEV_DIR/run/slurmd-node1.pid")
+	# Whatever happens below, node1's slurmd runs again at the end.
+	defer bash -c 'kill -0 "$(cat "$1")" 2>/dev/null || slurmd -f "$2" -N node1' - \
+		"$LWK_DEV_DIR/run/slurmd-node1.pid" "$SLURM_CONF"
+	# node1 crashes under the job: its slurmd and slurmstepd die; the
+	# job is cancelled meanwhile; then slurmd starts again.
+	kill -KILL "$pid"
+	pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		kill -0 "$pid" 2>/dev/null || break
+		snooze 0.2
+	done
+	scancel "$jid"
+	lines=$(wc -l <"$log")
+	slurmd -f "$SLURM_CONF" -N node1 || fail "slurmd -N node1 did not start again"
+	# Its sweep is in its init, before it answers slurmctld.
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		tail -n +"$((lines + 1))" "$log" | grep -q "lwk: tore down the --lwk partitions of 1 job(s) that are gone" &&
+			started=1 && break
+		snooze 0.5
+	done
+	[ -n "$started" ] ||
+		fail "slurmd's start did not sweep job $jid: $(tail -n +"$((lines + 1))" "$log" | grep 'lwk:' | head -5)"
+	tail -n +"$((lines + 1))" "$log" | grep -q "lwk: this slurmd is node node1 (slurmd -N)" ||
+		fail "slurmd did not say it is node1: $(tail -n +"$((lines + 1))" "$log" | grep 'lwk:' | head -5)"
+	assert_nothing_left node1 "$jid" "$before"
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		[ -n "$(sinfo -h -n node1 -t idle,mix -o %N)" ] && break
+		snooze 0.5
+	done
+	all_nodes_usable
+}
+
 # No machine here has IHK/McKernel (its kernel modules): the mckernel
 # backend runs against testsuite/ihk-standin, scripts that take the
 # arguments IHK's tools take, refuse what they would, and log each call.

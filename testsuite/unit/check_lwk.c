@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, casas_apply_suite());
 	srunner_add_suite(sr, slurmcg_suite());
 	srunner_add_suite(sr, joblive_suite());
+	srunner_add_suite(sr, nodename_suite());
 	srunner_add_suite(sr, lwk_quiet_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -29,6 +29,7 @@ Suite *casas_record_suite(void);
 Suite *casas_apply_suite(void);
 Suite *slurmcg_suite(void);
 Suite *joblive_suite(void);
+Suite *nodename_suite(void);
 int joblive_stalled_environ_process(const char *file);
 Suite *lwk_quiet_suite(void);
 /* check_lwk_root: suites that need root. */

@@ -9,4 +9,5 @@ testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_procstat.c \
 	testsuite/unit/node/check_statedir.c \
 	testsuite/unit/node/check_slurmcg.c \
-	testsuite/unit/node/check_joblive.c
+	testsuite/unit/node/check_joblive.c \
+	testsuite/unit/node/check_nodename.c
