@@ -10,6 +10,8 @@
  * lwk.so line of plugstack.conf, so it looks where the plugin writes.
  */
 #include <getopt.h>
+#include <glob.h>
+#include <libgen.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,25 +114,46 @@ static int load_slurmfull(const char *given)
 	return -1;
 }
 
-/* The plugin's arguments from the first lwk.so line; 0 found, -1 not. */
-static int plugstack_args(const char *file, struct lwk_config *c, char *err, size_t errlen)
+/*
+ * The plugin's arguments from the first lwk.so line of file, following
+ * its include lines as Slurm does (a glob; a relative one below the
+ * including file's directory; Debian's plugstack.conf is only
+ * one include line of plugstack.conf.d's *.conf).  0 found, -1 not here,
+ * -2 found and refused (err says why).
+ */
+static int plugstack_scan(const char *file, int depth, struct lwk_config *c, char *err, size_t errlen)
 {
 	char line[4096];
 	FILE *f = fopen(file, "re");
 	int found = -1;
 
-	lwk_config_defaults(c);
 	if (!f) {
 		snprintf(err, errlen, "lwk-sweep: cannot read %s", file);
-		return -1;
+		return depth ? -1 : -2;
 	}
-	while (found < 0 && fgets(line, sizeof(line), f)) {
+	while (found == -1 && fgets(line, sizeof(line), f)) {
 		char *av[64], *save = NULL;
 		int ac = 0;
 
 		line[strcspn(line, "#\n")] = '\0';
 		for (char *w = strtok_r(line, " \t", &save); w && ac < 64; w = strtok_r(NULL, " \t", &save))
 			av[ac++] = w;
+		if (ac == 2 && !strcmp(av[0], "include") && depth < 8) {
+			char pattern[8192], dir[4096];
+			glob_t g;
+
+			snprintf(dir, sizeof(dir), "%s", file);
+			if (av[1][0] == '/')
+				snprintf(pattern, sizeof(pattern), "%s", av[1]);
+			else
+				snprintf(pattern, sizeof(pattern), "%s/%s", dirname(dir), av[1]);
+			if (glob(pattern, 0, NULL, &g) == 0) {
+				for (size_t i = 0; i < g.gl_pathc && found == -1; i++)
+					found = plugstack_scan(g.gl_pathv[i], depth + 1, c, err, errlen);
+				globfree(&g);
+			}
+			continue;
+		}
 		if (ac < 2 || (strcmp(av[0], "required") && strcmp(av[0], "optional")))
 			continue;
 		if (strlen(av[1]) < 7 || strcmp(av[1] + strlen(av[1]) - 7, "/lwk.so"))
@@ -138,8 +161,17 @@ static int plugstack_args(const char *file, struct lwk_config *c, char *err, siz
 		found = lwk_config_parse(ac - 2, av + 2, c, err, errlen) ? -2 : 0;
 	}
 	fclose(f);
+	return found;
+}
+
+static int plugstack_args(const char *file, struct lwk_config *c, char *err, size_t errlen)
+{
+	int found;
+
+	lwk_config_defaults(c);
+	found = plugstack_scan(file, 0, c, err, errlen);
 	if (found == -1)
-		snprintf(err, errlen, "lwk-sweep: %s has no lwk.so line", file);
+		snprintf(err, errlen, "lwk-sweep: %s (and what it includes) has no lwk.so line", file);
 	return found < 0 ? -1 : 0;
 }
 

@@ -411,9 +411,14 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	local before jid out left
 	before=$(node_snapshot node1)
 	jid=$(start_held_job)
-	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1 --dry-run) ||
-		fail "lwk-sweep --dry-run failed: $out"
-	grep -q "^job $jid: running, kept$" <<<"$out" || fail "dry run: $out"
+	# The layout the package documents: plugstack.conf only includes
+	# plugstack.conf.d/*.conf (relative: below its own directory).
+	mkdir -p "$LWK_WORK/sweep-conf/plugstack.conf.d"
+	echo "include plugstack.conf.d/*.conf" >"$LWK_WORK/sweep-conf/plugstack.conf"
+	cp "$LWK_DEV_DIR/plugstack.conf" "$LWK_WORK/sweep-conf/plugstack.conf.d/lwk.conf"
+	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_WORK/sweep-conf/plugstack.conf" --node node1 --dry-run) ||
+		fail "lwk-sweep --dry-run (plugstack.conf.d) failed: $out"
+	grep -q "^job $jid: running, kept$" <<<"$out" || fail "dry run (plugstack.conf.d): $out"
 	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
 		fail "lwk-sweep failed: $out"
 	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "a running job was swept: $out"
