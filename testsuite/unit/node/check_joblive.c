@@ -196,6 +196,23 @@ static bool child_is_sleep(pid_t pid)
 	return !strcmp(comm, "sleep\n");
 }
 
+/* A child whose fd 3 is the write end of fds (the parent reads fds[0]
+ * for its word); 0 in the child. */
+static pid_t fork_saying_on_fd3(int fds[2])
+{
+	pid_t child;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		close(fds[0]);
+		if (dup2(fds[1], 3) < 0)
+			_exit(3);
+	}
+	return child;
+}
+
 /* A process of the job's user with the job's environment and no
  * slurmstepd: its slurmstepd was killed, the job is gone here. */
 START_TEST(tasks_left_without_a_slurmstepd_mean_gone)
@@ -222,13 +239,8 @@ START_TEST(tasks_left_without_a_slurmstepd_mean_gone)
 	}
 	job_uid = getuid();
 	snprintf(id, sizeof(id), "%u", JOB);
-	ck_assert_int_eq(pipe(fds), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
+	child = fork_saying_on_fd3(fds);
 	if (!child) {
-		close(fds[0]);
-		if (dup2(fds[1], 3) < 0)
-			_exit(3);
 		setenv("SLURM_JOB_ID", id, 1);
 		setenv("SLURMD_NODENAME", "n1", 1);
 		execl("/bin/sh", "sh", "-c", "echo x >&3; exec sleep 30", (char *)NULL);
@@ -503,13 +515,8 @@ START_TEST(an_environ_on_a_stalled_file_does_not_stall_liveness)
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	memcpy(big, "PAD=", 4);
-	ck_assert_int_eq(pipe(fds), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
+	child = fork_saying_on_fd3(fds);
 	if (!child) {
-		close(fds[0]);
-		if (dup2(fds[1], 3) < 0)
-			_exit(3);
 		execle("/proc/self/exe", "check_lwk", "--stalled-environ", file, (char *)NULL, env);
 		_exit(127);
 	}
