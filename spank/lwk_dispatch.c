@@ -82,20 +82,26 @@ int slurm_spank_init_failure_mode = ESPANK_NODE_FAILURE;
  * The NodeName slurmd runs as (it does not put SLURMD_NODENAME in its
  * own environment), in Slurm's own order: slurmd -N NAME; slurmd -Z
  * (a dynamic node is its host name); slurm.conf's NodeName for this host
- * (slurm_conf_get_nodename, from slurmd's libslurmfull, which has read
- * the configuration, configless too); the short host name.  How in how.
+ * (slurm_conf_get_nodename and slurm_conf_get_aliased_nodename, from
+ * slurmd's libslurmfull, which has read the configuration, configless
+ * too); the short host name.  How in how.  A dynamic future node
+ * (slurmd -F) learns its name from slurmctld only after this: its start
+ * sweeps under the host name.
  */
 static void slurmd_node_name(char *node, size_t len, const char **how)
 {
 	char args[16384], host[256];
 	char *(*conf_nodename)(const char *);
+	char *(*conf_aliased)(void);
 	ssize_t n = -1;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 
 	if (fd >= 0) {
-		n = read(fd, args, sizeof(args));
+		n = read(fd, args, sizeof(args) - 1);
 		close(fd);
 	}
+	if (n > 0)
+		args[n] = '\0'; /* a word cut short ends too */
 	switch (n > 0 ? lwk_slurmd_args_node(args, (size_t)n, node, len) : 0) {
 	case 1:
 		*how = "slurmd -N";
@@ -112,10 +118,15 @@ static void slurmd_node_name(char *node, size_t len, const char **how)
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
 	host[strcspn(host, ".")] = '\0';
+	/* As slurmd's _read_config: this host's NodeName, then one whose
+	 * NodeHostname is an alias of this host, then localhost's.  The
+	 * strings are Slurm's allocations, left (once per slurmd start). */
 	conf_nodename = (char *(*)(const char *))dlsym(RTLD_DEFAULT, "slurm_conf_get_nodename");
-	if (conf_nodename) {
-		/* Slurm's allocation, left (once per slurmd start). */
-		char *name = conf_nodename(host);
+	conf_aliased = (char *(*)(void))dlsym(RTLD_DEFAULT, "slurm_conf_get_aliased_nodename");
+	for (int i = 0; i < 3; i++) {
+		char *name = i == 0 ? (conf_nodename ? conf_nodename(host) : NULL)
+			   : i == 1 ? (conf_aliased ? conf_aliased() : NULL)
+				    : (conf_nodename ? conf_nodename("localhost") : NULL);
 
 		if (name && *name && strlen(name) < len) {
 			snprintf(node, len, "%s", name);

@@ -76,6 +76,9 @@ int lwk_slurmd_args_node(const char *args, size_t len, char *out, size_t outlen)
 		size_t wl = strnlen(w, (size_t)(end - w));
 		const char *next = w + wl + 1;
 
+		if (wl == (size_t)(end - w))
+			break; /* a last word without its NUL: cut short */
+
 		if (first) { /* argv[0] */
 			first = false;
 		} else if (!strcmp(w, "--")) {
@@ -83,6 +86,8 @@ int lwk_slurmd_args_node(const char *args, size_t len, char *out, size_t outlen)
 		} else if (w[0] == '-' && w[1] == '-') {
 			if (!strchr(w, '=') && long_takes_arg(w + 2, wl - 2) && next < end)
 				next += strnlen(next, (size_t)(end - next)) + 1;
+			if (next > end)
+				break;
 		} else if (w[0] == '-' && w[1]) {
 			for (const char *c = w + 1; *c; c++) {
 				if (*c == 'Z')
@@ -90,10 +95,15 @@ int lwk_slurmd_args_node(const char *args, size_t len, char *out, size_t outlen)
 				if (*c == 'F') /* an optional argument: the rest of the word */
 					break;
 				if (strchr("dfLnN", *c)) {
-					const char *arg = c[1] ? c + 1 : (next < end ? next : NULL);
+					const char *arg = c[1] ? c + 1 : NULL;
 
-					if (!c[1] && next < end)
-						next += strnlen(next, (size_t)(end - next)) + 1;
+					if (!c[1] && next < end) {
+						size_t al = strnlen(next, (size_t)(end - next));
+
+						/* Its argument, the next word, whole. */
+						arg = al < (size_t)(end - next) ? next : NULL;
+						next += al + 1;
+					}
 					if (*c == 'N')
 						node = arg;
 					break;
@@ -102,7 +112,7 @@ int lwk_slurmd_args_node(const char *args, size_t len, char *out, size_t outlen)
 		}
 		w = next;
 	}
-	if (node && *node && strlen(node) < outlen) {
+	if (node && *node && strnlen(node, outlen) < outlen) {
 		snprintf(out, outlen, "%s", node);
 		return 1;
 	}

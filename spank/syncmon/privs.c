@@ -235,6 +235,10 @@ static int receive_fd(int sock, uid_t uid, const char *dir, const volatile sig_a
 		if (r >= 0 || errno != EINTR)
 			break;
 	}
+	if (r < 0 && errno != EINTR) {
+		snprintf(err, errlen, "cannot wait for the output directory %s: poll: %s", dir, strerror(errno));
+		return -1;
+	}
 	if (r <= 0) {
 		if (*stop)
 			snprintf(err, errlen, "stopped while opening the output directory %s", dir);

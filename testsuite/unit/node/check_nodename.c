@@ -70,6 +70,20 @@ START_TEST(the_last_n_is_the_name)
 	}
 	/* A name longer than the buffer is no name. */
 	ck_assert_int_eq(node_of("slurmd|-N|averyveryverylongname", out, 8), 0);
+	/* A command line cut short (no NUL after its last word): that word
+	 * is not read, nor anything past the buffer. */
+	{
+		static const char *const cut[] = { "slurmd\0-Nn1", "slurmd\0-N\0n1", "slurmd\0-", "slurmd\0-vvvv" };
+		static const size_t lens[] = { 11, 12, 8, 12 };
+
+		for (size_t i = 0; i < 4; i++) {
+			char *heap = malloc(lens[i]);
+
+			memcpy(heap, cut[i], lens[i]);
+			ck_assert_int_eq(lwk_slurmd_args_node(heap, lens[i], out, sizeof(out)), 0);
+			free(heap);
+		}
+	}
 }
 END_TEST
 
