@@ -50,15 +50,12 @@ M.CONFIG_NAME = "lwk_policy.conf"
 ---------------------------------------------------------------------------
 -- Reading the job
 
--- The plugin's options in a spank_job_env table (job_desc or job_rec):
--- { ["lwk"] = "os=2", ["sync-monitor"] = "" }.  An option given without
--- a value maps to "".
-function M.spank_options(job)
+-- each_spank_option(job, f): f(option, value) for each of the plugin's
+-- options in a spank_job_env table (job_desc or job_rec), in order, the
+-- value as written ("(null)" for a flag given without a value).
+local function each_spank_option(job, f)
   local env = job and job.spank_job_env
-  local found = {}
-  if type(env) ~= "table" then
-    return found
-  end
+  if type(env) ~= "table" then return end
   local size = tonumber(job.spank_job_env_size)
   local i = 0
   while true do
@@ -72,16 +69,24 @@ function M.spank_options(job)
         local rest = entry:sub(#M.PREFIX + 1)
         local eq = rest:find("=", 1, true)
         local name = eq and rest:sub(1, eq - 1) or rest
-        local value = eq and rest:sub(eq + 1) or ""
-        if value == "(null)" then value = "" end
         if M.OPTIONS[name] then
-          found[M.OPTIONS[name]] = value
+          f(M.OPTIONS[name], eq and rest:sub(eq + 1) or "")
         end
       end
       i = i + 1
     end
     if i > 4096 then break end -- a corrupt size never loops for long
   end
+end
+
+-- The plugin's options in a spank_job_env table (job_desc or job_rec):
+-- { ["lwk"] = "os=2", ["sync-monitor"] = "" }.  An option given without
+-- a value maps to "".
+function M.spank_options(job)
+  local found = {}
+  each_spank_option(job, function(option, value)
+    found[option] = (value == "(null)") and "" or value
+  end)
   return found
 end
 
@@ -174,6 +179,290 @@ function M.record_options(job_rec)
     end
   end
   return found
+end
+
+---------------------------------------------------------------------------
+-- Judging the options' values as the plugin's parser does on the nodes
+-- (spank/common/kv.c and options.c): what a node would refuse is refused
+-- here, at submission, with the node's words, so that it never reaches a
+-- node, where under on_error=drain_node a refused value drains it.  The
+-- cases both parsers must agree on are in
+-- testsuite/fixtures/options/cases.tsv.  Numbers are Lua's doubles: each
+-- bound is below 2^53, and a number of more than 15 significant digits is
+-- out of every range.
+
+local KIB, MIB, TIB = 1024, 1048576, 1099511627776
+local MSEC, SEC = 1000, 1000000
+local MAX_ARG = 4096 -- the node's buffer for a whole value, NUL included
+
+local GRAMMARS = {
+  ["lwk"] = {
+    { "os", "uint", 1, 1024 },
+    { "mem", "size", 0, 64 * TIB },
+    { "numa", "list", 0, 1024 },
+    { "backend", "enum", { "auto", "linux", "mckernel" } },
+    { "hugepage", "enum", { "none", "2M", "1G" } },
+    { "deleg_mem", "size", 16 * MIB, TIB },
+    { "deleg_cpu", "percent", 100, 1024 * 10000 },
+  },
+  ["sync-monitor"] = {
+    { "interval", "duration", 10 * MSEC, 3600 * SEC },
+    { "offset", "duration", 0, 3600 * SEC },
+    { "dir", "path", 1024 },
+    { "source", "enum", { "auto", "taskstats", "proc", "bpf" } },
+    { "idle", "percent", 0, 100 * 100 },
+    { "fullscan", "uint", 1, 1000000 },
+    { "flush", "uint", 1, 1000000 },
+    { "buffer", "size", 64 * KIB, 64 * MIB },
+  },
+  ["contention-aware"] = {
+    { "probe", "duration", 10 * MSEC, 60 * SEC },
+    { "min_dies", "uint", 1, 1024 },
+    { "max_dies", "uint", 0, 1024 },
+    { "event", "name", 64 },
+    { "objective", "enum", { "antt", "stp" } },
+  },
+}
+
+-- Leading digits of s from i: their value (nil past 15 significant
+-- digits: out of every range) and the index after them; nil, i if none.
+local function digits(s, i)
+  local d = s:match("^%d+", i)
+  if not d then return nil, i end
+  local sig = d:gsub("^0+", "")
+  if #sig > 15 then return false, i + #d end
+  return tonumber(sig ~= "" and sig or "0"), i + #d
+end
+
+local SIZE_UNITS = { K = KIB, M = MIB, G = 1073741824, T = TIB }
+
+local function parse_size(v)
+  local n, i = digits(v, 1)
+  if n == nil then return nil end
+  local mult = SIZE_UNITS[v:sub(i, i):upper()]
+  if mult then
+    i = i + 1
+    -- The spellings people type: 4G, 4GB, 4GiB.
+    if v:sub(i, i) == "i" and (v:sub(i + 1, i + 1) == "B" or v:sub(i + 1, i + 1) == "b") then
+      i = i + 2
+    elseif v:sub(i, i) == "B" or v:sub(i, i) == "b" then
+      i = i + 1
+    end
+  elseif i <= #v then
+    return nil
+  end
+  if i <= #v or n == false then return nil end
+  return n * (mult or 1)
+end
+
+local DURATION_UNITS = { us = 1, ms = MSEC, [""] = MSEC, s = SEC }
+
+local function parse_duration(v)
+  local n, i = digits(v, 1)
+  local mult = DURATION_UNITS[v:sub(i)]
+  if not n or not mult then return nil end
+  return n * mult
+end
+
+local function parse_percent(v)
+  local whole, i = digits(v, 1)
+  if whole == nil then return nil end
+  local frac = 0
+  if v:sub(i, i) == "." then
+    local f = v:match("^%d+", i + 1)
+    if not f or #f > 2 then return nil end -- finer than 0.01% means nothing
+    frac = tonumber(f) * (#f == 1 and 10 or 1)
+    i = i + 1 + #f
+  end
+  if v:sub(i, i) == "%" then i = i + 1 end
+  if i <= #v or whole == false then return nil end
+  return whole * 100 + frac
+end
+
+-- A list of numbers below max, ':' between members ("0:2-3"), as the
+-- node's CPU-list parser reads it once ':' became ','.
+local function list_ok(v, max)
+  if v == "auto" then return true end
+  local s = v:gsub(",", " "):gsub(":", ",")
+  local i, count = 1, 0
+  if s == "" then return false end
+  while true do
+    local lo, hi
+    lo, i = digits(s, i)
+    if not lo or lo >= max then return false end
+    hi = lo
+    if s:sub(i, i) == "-" then
+      hi, i = digits(s, i + 1)
+      if not hi or hi >= max or hi < lo then return false end
+    end
+    count = count + 1
+    local c = s:sub(i, i)
+    if c == "," then
+      i = i + 1
+    else
+      if c == "\n" then i = i + 1 end
+      return i > #s and count > 0
+    end
+  end
+end
+
+local function text_ok(v, kind, max)
+  if #v == 0 or #v >= max then return false end
+  if kind == "name" then return v:find("^[%w_%.:%+%-]+$") ~= nil end
+  return not v:find("[\1-\31\127,]")
+end
+
+local function in_range(n, key) return n ~= nil and n >= key[3] and n <= key[4] end
+
+-- key = { name, kind, ... }: the value, or nil when the node refuses it.
+local function key_value(key, v)
+  local kind = key[2]
+  if kind == "uint" then
+    local n, i = digits(v, 1)
+    if n and i > #v and in_range(n, key) then return n end
+  elseif kind == "size" then
+    local n = parse_size(v)
+    if in_range(n, key) then return n end
+  elseif kind == "duration" then
+    local n = parse_duration(v)
+    if in_range(n, key) then return n end
+  elseif kind == "percent" then
+    local n = parse_percent(v)
+    if in_range(n, key) then return n end
+  elseif kind == "enum" then
+    for _, c in ipairs(key[3]) do
+      if c == v then return v end
+    end
+  elseif kind == "list" then
+    if v ~= "" and list_ok(v, key[4]) then return v end
+  elseif text_ok(v, kind, key[3]) then
+    return v
+  end
+  return nil
+end
+
+local function format_size(n)
+  local u = 0
+  while u < 4 and n > 0 and n % 1024 == 0 do n, u = n / 1024, u + 1 end
+  return string.format("%.0f", n) .. (u > 0 and ("KMGT"):sub(u, u) or "")
+end
+
+local function format_duration(n)
+  if n > 0 and n % SEC == 0 then return string.format("%.0fs", n / SEC) end
+  if n % MSEC == 0 then return string.format("%.0fms", n / MSEC) end
+  return string.format("%.0fus", n)
+end
+
+local function format_percent(h)
+  if h % 100 == 0 then return string.format("%.0f%%", h / 100) end
+  return string.format("%.0f.%02.0f%%", math.floor(h / 100), h % 100)
+end
+
+-- What is allowed for one key, in the node's (and the man page's) words.
+local function allowed(key)
+  local kind = key[2]
+  if kind == "uint" then
+    return string.format("a whole number from %.0f to %.0f", key[3], key[4])
+  elseif kind == "size" then
+    return "a size from " .. format_size(key[3]) .. " to " .. format_size(key[4]) .. " (suffix K, M, G or T)"
+  elseif kind == "duration" then
+    return "a duration from " .. format_duration(key[3]) .. " to " .. format_duration(key[4]) .. " (unit us, ms or s)"
+  elseif kind == "percent" then
+    return "a percentage from " .. format_percent(key[3]) .. " to " .. format_percent(key[4])
+  elseif kind == "enum" then
+    return "one of " .. table.concat(key[3], "|")
+  elseif kind == "list" then
+    return string.format("auto, or a list such as 0:2-3 of numbers below %.0f", key[4])
+  elseif kind == "path" then
+    return string.format("a path of at most %d characters, without ',' or control characters", key[3] - 1)
+  end
+  return string.format("a name of at most %d characters from A-Z a-z 0-9 _ . : + -", key[3] - 1)
+end
+
+-- A user's value shown safely: printable, bounded.
+local function shown(v)
+  local out = v:sub(1, 72):gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end)
+  return #v > 72 and (out .. "...") or out
+end
+
+-- nil when the node accepts VALUE for OPTION ("lwk", "sync-monitor",
+-- "contention-aware"; "" or "(null)" is the flag alone: defaults), else
+-- the node's message, which names the key and what it allows.
+function M.check_value(option, value)
+  local grammar = GRAMMARS[option]
+  local what = "lwk: --" .. option .. ": "
+  if not grammar or value == nil or value == "" or value == "(null)" then return nil end
+  if #value >= MAX_ARG then
+    return what .. "the value is longer than " .. (MAX_ARG - 1) .. " characters"
+  end
+  local names = {}
+  for _, key in ipairs(grammar) do names[#names + 1] = key[1] end
+  names = table.concat(names, ", ")
+  local got, seen = {}, {}
+  for item in value:gmatch("[^,]+") do
+    local eq = item:find("=", 1, true)
+    if not eq then
+      return what .. "'" .. shown(item) .. "' is not key=value; allowed keys: " .. names
+    end
+    local name, v = item:sub(1, eq - 1), item:sub(eq + 1)
+    local key
+    for _, k in ipairs(grammar) do
+      if k[1] == name then key = k end
+    end
+    if not key then
+      return what .. "unknown key '" .. shown(name) .. "'; allowed keys: " .. names
+    end
+    local n = key_value(key, v)
+    if n == nil then
+      return string.format("%s%s='%s' is not valid; %s must be %s", what, name, shown(v), name, allowed(key))
+    end
+    if seen[name] then return what .. "key '" .. name .. "' is given twice" end
+    seen[name], got[name] = true, n
+  end
+  if value:sub(1, 1) == "," or value:find(",,", 1, true) or value:sub(-1) == "," then
+    return what .. "empty item in '" .. shown(value) .. "'"
+  end
+  -- What the node checks across keys, with its defaults.
+  if option == "lwk" then
+    local os_cores, cpu = got.os or 1, got.deleg_cpu or 10000
+    if cpu > os_cores * 10000 then
+      return string.format("%sdeleg_cpu=%.0f.%02.0f%% is more than the %.0f OS core(s) can give; " ..
+        "deleg_cpu must be at most %.0f%% (100%% per OS core, see os=)",
+        what, math.floor(cpu / 100), cpu % 100, os_cores, os_cores * 100)
+    end
+  elseif option == "sync-monitor" then
+    local interval, offset = got.interval or 500 * MSEC, got.offset or 0
+    if offset >= interval then
+      return string.format("%soffset=%s is not below interval=%s; offset must be smaller than the interval",
+        what, format_duration(offset), format_duration(interval))
+    end
+  elseif option == "contention-aware" then
+    local lo, hi = got.min_dies or 1, got.max_dies or 0
+    if hi ~= 0 and hi < lo then
+      return string.format("%smax_dies=%.0f is below min_dies=%.0f; max_dies must be 0 (no limit) or at least min_dies",
+        what, hi, lo)
+    end
+  end
+  return nil
+end
+
+-- Every value of the plugin's options a submission carries, on every
+-- road a node reads (each spank_job_env entry; in a batch job's
+-- environment both names), shadowed or not: { {option, value}, ... }.
+function M.option_values(job_desc)
+  local values = {}
+  each_spank_option(job_desc, function(option, value)
+    values[#values + 1] = { option, value }
+  end)
+  if job_desc and job_desc.script ~= nil and job_desc.environment ~= nil then
+    for name, option in pairs(M.OPTIONS) do
+      for _, var in ipairs(env_names(name)) do
+        local value = job_desc.environment[var]
+        if value ~= nil then values[#values + 1] = { option, tostring(value) } end
+      end
+    end
+  end
+  return values
 end
 
 -- One log word list per job that uses the plugin, in option order.
@@ -665,6 +954,15 @@ function M.config()
 end
 
 local function apply(job_desc, part_list, uid, what)
+  for _, v in ipairs(M.option_values(job_desc)) do
+    local why = M.check_value(v[1], v[2])
+    if why then
+      slurm.log_user("%s", why)
+      slurm.log_info("lwk: %s: uid %s name %s refused: %s", what, tostring(uid),
+                     tostring(job_desc.name), why)
+      return slurm.ERROR
+    end
+  end
   local opts, env_only = M.options_split(job_desc)
   local cfg, cfg_error = M.config()
   local p = M.plan(job_desc, opts, cfg, part_list, cfg_error)

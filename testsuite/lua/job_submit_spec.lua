@@ -139,6 +139,85 @@ describe("options in a batch job's environment", function()
   end)
 end)
 
+-- The cases the nodes' C parser is held to as well (check_options.c).
+local function shared_cases()
+  local cases = {}
+  for line in io.lines(srcdir .. "/testsuite/fixtures/options/cases.tsv") do
+    if line ~= "" and line:sub(1, 1) ~= "#" then
+      local option, value, verdict, word = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
+      assert(option, "cases.tsv: a line that is not four fields: " .. line)
+      value = value:gsub("\\x(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+      cases[#cases + 1] = { option = option, value = value, ok = verdict == "ok", word = word }
+    end
+  end
+  return cases
+end
+
+describe("option values, judged as the nodes judge them", function()
+  local M
+  before_each(function() M = load_policy(SITE) end)
+
+  it("agrees with the nodes' parser on every shared case", function()
+    local cases = shared_cases()
+    assert.is_true(#cases > 100, "only " .. #cases .. " cases")
+    for _, c in ipairs(cases) do
+      local why = M.check_value(c.option, c.value)
+      local shown = "--" .. c.option .. "=" .. string.format("%q", c.value)
+      if c.ok then
+        assert.is_nil(why, shown .. " refused: " .. tostring(why))
+      else
+        assert.is_not_nil(why, shown .. " accepted")
+        assert.truthy(why:find("^lwk: %-%-" .. c.option:gsub("%-", "%%-") .. ": "), why)
+        assert.truthy(why:find(c.word, 1, true), shown .. ": '" .. why .. "' does not name '" .. c.word .. "'")
+      end
+    end
+  end)
+
+  it("words a refusal as the node does", function()
+    assert.are.equal("lwk: --lwk: os='0' is not valid; os must be a whole number from 1 to 1024",
+                     M.check_value("lwk", "os=0"))
+    assert.are.equal("lwk: --sync-monitor: interval='1m' is not valid; interval must be a duration from 10ms to 3600s (unit us, ms or s)",
+                     M.check_value("sync-monitor", "interval=1m"))
+    assert.are.equal("lwk: --lwk: unknown key 'bar'; allowed keys: os, mem, numa, backend, hugepage, deleg_mem, deleg_cpu",
+                     M.check_value("lwk", "bar=1"))
+    assert.are.equal("lwk: --sync-monitor: dir='a\\x01b' is not valid; dir must be a path of at most 1023 characters, without ',' or control characters",
+                     M.check_value("sync-monitor", "dir=a\1b"))
+    assert.are.equal("lwk: --lwk: the value is longer than 4095 characters",
+                     M.check_value("lwk", "os=1," .. string.rep("x", 4092)))
+  end)
+
+  it("refuses at submission a value on any road, shadowed or not, naming the key", function()
+    local roads = {
+      function(v) return fake.job({ opt("lwk", v) }) end,
+      function(v) return fake.job({ opt("lwk", "os=1"), opt("lwk", v) }) end,
+      function(v) return batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = v }) end,
+      function(v) return batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk = v }) end,
+      -- The command line's value wins in the policy, but slurmstepd
+      -- still reads the environment's.
+      function(v) return batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = v }, { opt("lwk", "os=1") }) end,
+    }
+    for i, road in ipairs(roads) do
+      fake.user = {}
+      local job = road("backend=none")
+      assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000), "road " .. i)
+      assert.are.equal("lwk: --lwk: backend='none' is not valid; backend must be one of auto|linux|mckernel",
+                       fake.user[1], "road " .. i)
+    end
+    local job = batch_job({ SLURM_SPANK__SLURM_SPANK_OPTION_lwk_sync_monitor = "interval=1s,offset=2s" })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    job = batch_job({ _SLURM_SPANK_OPTION_lwk_contention_aware = "probe=2m" }, {}, { partition = "cosched" })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.truthy(fake.user[#fake.user]:find("probe='2m' is not valid", 1, true), fake.user[#fake.user])
+  end)
+
+  it("passes good values on every road", function()
+    local job = batch_job({ _SLURM_SPANK_OPTION_lwk_lwk = "os=2,mem=1G",
+                            SLURM_SPANK__SLURM_SPANK_OPTION_lwk_sync_monitor = "(null)" },
+                          { opt("lwk", "os=1") }, { partition = "batch" })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+  end)
+end)
+
 describe("lwk_policy.conf", function()
   local M
   before_each(function() M = load_policy(SITE) end)

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_lwk.h"
 #include "common/options.h"
@@ -275,6 +278,118 @@ START_TEST(units)
 }
 END_TEST
 
+/* Decode the fixture's \xNN escapes in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		unsigned int c;
+
+		if (s[0] == '\\' && s[1] == 'x' && sscanf(s + 2, "%2x", &c) == 1) {
+			*o++ = (char)c;
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Judge each line of F (cases.tsv's format) with the nodes' parser;
+ * returns how many cases it held. */
+static int judge_cases(FILE *f, const char *name)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	while (getline(&line, &cap, f) > 0) {
+		char *option, *value, *verdict, *word, *save = NULL;
+		const struct lwk_option_grammar *g;
+		union {
+			struct lwk_opts l;
+			struct lwk_syncmon_opts s;
+			struct lwk_casas_opts c;
+		} o;
+		int rc;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || !line[0])
+			continue;
+		option = line;
+		value = strchr(option, '\t');
+		ck_assert_msg(value != NULL, "%s: line without a value: %s", name, line);
+		*value++ = '\0';
+		verdict = strchr(value, '\t');
+		ck_assert_msg(verdict != NULL, "%s: line without a verdict: %s", name, line);
+		*verdict++ = '\0';
+		verdict = strtok_r(verdict, "\t", &save);
+		word = strtok_r(NULL, "\t", &save);
+		ck_assert_msg(verdict && word, "%s: line without a word: %s", name, line);
+		unescape(value);
+		g = !strcmp(option, "lwk") ? &lwk_grammar_lwk
+		    : !strcmp(option, "sync-monitor") ? &lwk_grammar_syncmon
+						       : &lwk_grammar_casas;
+		err[0] = '\0';
+		rc = lwk_option_parse(g, value, &o, err, sizeof(err));
+		if (!strcmp(verdict, "ok")) {
+			ck_assert_msg(rc == 0, "%s: --%s=%s refused: %s", name, option, value, err);
+		} else {
+			ck_assert_msg(rc == -1, "%s: --%s=%s accepted", name, option, value);
+			ck_assert_msg(strstr(err, word), "%s: --%s=%s: '%s' does not name '%s'", name,
+				      option, value, err, word);
+		}
+		n++;
+	}
+	free(line);
+	return n;
+}
+
+/* The cases the submit side's Lua parser is held to as well: the two
+ * must judge every value alike. */
+START_TEST(shared_cases)
+{
+	const char *srcdir = getenv("srcdir");
+	char path[4096];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/testsuite/fixtures/options/cases.tsv", srcdir ? srcdir : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	n = judge_cases(f, path);
+	fclose(f);
+	ck_assert_msg(n > 100, "%s has only %d cases", path, n);
+}
+END_TEST
+
+/* Random values, judged by job_submit.lua (testsuite/lua/fuzz-values.lua)
+ * and again here.  Needs Lua 5.1, the release slurmctld embeds (LUA51,
+ * set by make check); without it the case says so and passes. */
+START_TEST(lua_agrees_on_random_values)
+{
+	const char *srcdir = getenv("srcdir"), *lua = getenv("LUA51");
+	int n, seed = (int)(time(NULL) % 100000);
+	char cmd[8192], name[64];
+	FILE *f;
+
+	if (!lua || !*lua || !srcdir) {
+		printf("SKIP: LUA51 or srcdir is not set: the Lua and C parsers were compared on the fixed cases only\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' '%s/testsuite/lua/fuzz-values.lua' '%s' 20000 %d", lua, srcdir,
+		 srcdir, seed);
+	/* The seed in every message: a disagreement is found again with it. */
+	snprintf(name, sizeof(name), "fuzz-values.lua seed %d", seed);
+	f = popen(cmd, "r");
+	ck_assert_msg(f != NULL, "cannot run %s", cmd);
+	n = judge_cases(f, name);
+	ck_assert_msg(pclose(f) == 0, "%s failed", cmd);
+	ck_assert_msg(n == 20000, "fuzz-values.lua gave %d cases, not 20000", n);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -292,6 +407,8 @@ Suite *options_suite(void)
 	tcase_add_test(tc, format_roundtrip);
 	tcase_add_test(tc, hostile_input);
 	tcase_add_test(tc, units);
+	tcase_add_test(tc, shared_cases);
+	tcase_add_test(tc, lua_agrees_on_random_values);
 	suite_add_tcase(s, tc);
 	return s;
 }
