@@ -16,6 +16,7 @@
  * failure of the batch step would be a failed batch launch, which Slurm
  * answers by draining the node.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -252,11 +253,15 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	role = role_of(sp);
 	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), err, sizeof(err))) {
 		/* What the job or the site's configuration makes impossible
-		 * was refused before the fork (user_init); what is left is
-		 * the node's kernel refusing a cgroup write: the step fails
-		 * (the batch step: Slurm drains the node, a node fault). */
-		slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
-		return -1;
+		 * was refused before the fork (user_init); what is left is a
+		 * cgroup write refused, which the job's user can cause (v1
+		 * cpusets of their own below the step's, past what the walk
+		 * takes).  The task, not yet past Slurm's release, is killed:
+		 * the job fails, and the node, which a failed batch step
+		 * would drain, stays. */
+		slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
+		kill(pid, SIGKILL);
+		return 0;
 	}
 	if (task == 0)
 		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s", part.job,

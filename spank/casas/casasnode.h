@@ -40,7 +40,7 @@
 
 struct lwk_casas_record {
 	uint32_t job;
-	char status[16];	/* probing, placed, equal, shared, off          */
+	char status[16];	/* probing, placed, equal, shared, off, refused */
 	char why[256];		/* for equal, shared, off; what the probe met     */
 	char cgroup[768];	/* the job's cgroup, below the cgroup root        */
 	struct lwk_cpuset allowed_cpus, allowed_mems; /* Slurm's, at arrival     */

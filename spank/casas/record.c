@@ -53,7 +53,7 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 				cpus, mems, split);
 }
 
-static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", NULL };
+static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", "refused", NULL };
 
 static int parse_set(const char *v, struct lwk_cpuset *s)
 {

@@ -232,8 +232,23 @@ static int write_job(struct plan *p, unsigned int k)
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
 	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
 		   lwk_casas_apply(p->r, rec, false, &cpus, p->err, sizeof(p->err))) {
+		int killed;
+
+		/* Its CPUs could not be narrowed (cgroups its user made below
+		 * the job's, or widened meanwhile): it would keep CPUs given
+		 * to others.  The refusal is the job's: its processes are
+		 * killed, its record keeps what was last written (so the
+		 * next re-plan tries again), the node stays as it is. */
 		say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
-		rc = -1;
+		killed = lwk_casas_kill_job(p->r, rec);
+		say(p->log, p->loglen,
+		    "lwk: contention-aware: job %u: its CPUs cannot be narrowed to its share: "
+		    "killed %d process(es) of it", rec->job, killed);
+		snprintf(rec->status, sizeof(rec->status), "refused");
+		snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", p->err);
+		if (lwk_casas_store(p->r, rec, p->err, sizeof(p->err)))
+			say(p->log, p->loglen, "%s", p->err);
+		return -1;
 	}
 	rec->dies = split ? p->out[k] : (struct lwk_cpuset){ { 0 } };
 	rec->cpus = cpus;

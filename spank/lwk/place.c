@@ -99,6 +99,26 @@ static int no_hierarchy(const struct lwk_node_roots *r, char *err, size_t errlen
 		   r->node);
 }
 
+
+/* A step's CPUs and memory nodes.  On v1 Slurm 22.05 makes the step's
+ * directory the job user's, who may make cpusets below it, and a parent
+ * narrower than a child is refused (EBUSY): the whole subtree is
+ * narrowed.  On v2 a child's CPUs are within its parent's whatever it
+ * asks for. */
+static int set_cpus(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus, char *err,
+		    size_t errlen)
+{
+	return (cg->version == LWK_CGROUP_V1 ? lwk_cgroup_set_cpus_tree
+					      : lwk_cgroup_set_cpus)(cg, cpus, err, errlen);
+}
+
+static int set_mems(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems, char *err,
+		    size_t errlen)
+{
+	return (cg->version == LWK_CGROUP_V1 ? lwk_cgroup_set_mems_tree
+					      : lwk_cgroup_set_mems)(cg, mems, err, errlen);
+}
+
 /*
  * Where the tasks of job go, judged from the cgroups of a process of
  * the step (proc_cgroup): 1 Slurm's cgroup of the step (path in step,
@@ -186,7 +206,7 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 		 * cgroup is said, not invented elsewhere. */
 		bool mem = lwk_cgroup_has(&cg, "memory"), cpu = lwk_cgroup_has(&cg, "cpu");
 
-		if (lwk_cgroup_set_cpus(&cg, &p->plan.os_cpus, err, errlen) ||
+		if (set_cpus(&cg, &p->plan.os_cpus, err, errlen) ||
 		    (mem && lwk_cgroup_set_memory_max(&cg, p->plan.deleg_mem, err, errlen)) ||
 		    (cpu && lwk_cgroup_set_cpu_quota(&cg, p->plan.deleg_quota_us,
 						     p->plan.deleg_period_us, err, errlen)))
@@ -199,8 +219,8 @@ int lwk_part_place(const struct lwk_node_roots *r, const struct lwk_part *p,
 	}
 	/* The partition, where the kernel can make one, comes after: in
 	 * each task as it starts (lwk_part_isolate_task). */
-	if (lwk_cgroup_set_mems(&cg, &p->plan.app_nodes, err, errlen) ||
-	    lwk_cgroup_set_cpus(&cg, &p->plan.app_cpus, err, errlen))
+	if (set_mems(&cg, &p->plan.app_nodes, err, errlen) ||
+	    set_cpus(&cg, &p->plan.app_cpus, err, errlen))
 		return -1;
 	return 0;
 }

@@ -483,34 +483,75 @@ int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
 	return 0;
 }
 
-#define TREE_MAX 256
+/* A job's user may make cgroups below its own (Slurm 22.05's v1 step
+ * directories are the user's): the walk has no depth limit, and past
+ * this many cgroups it refuses rather than leave some unwritten. */
+#define TREE_MAX 4096
 
-/* cg's path and those of the cgroups below it that have cpuset files,
- * parents before children (depth <= 8). */
-static void tree_collect(const struct lwk_cgroup *cg, char (*paths)[768], int *n, int depth)
+struct tree {
+	char (*paths)[768];
+	int n, cap;
+};
+
+/* cg's path and those of every cgroup below it that has cpuset files,
+ * parents before children (breadth first, no recursion); none when cg
+ * has none.  -1 with err naming the cgroup when the tree has more than
+ * TREE_MAX cgroups or a path does not fit: a cgroup left out could keep
+ * the CPUs. */
+static int tree_collect(const struct lwk_cgroup *cg, struct tree *t, char *err, size_t errlen)
 {
-	char dir[1100], file[1200];
-	struct dirent *e;
-	DIR *d;
+	char dir[1100], file[1400];
 
+	t->n = 0;
 	dir_of(cg, "cpuset", dir, sizeof(dir));
 	snprintf(file, sizeof(file), "%s/cpuset.cpus", dir);
-	if (access(file, F_OK) || *n >= TREE_MAX)
-		return;
-	snprintf(paths[(*n)++], 768, "%s", cg->path);
-	if (depth >= 8 || !(d = opendir(dir)))
-		return;
-	while ((e = readdir(d))) {
-		struct lwk_cgroup child = *cg;
+	if (access(file, F_OK))
+		return 0;
+	snprintf(t->paths[t->n++], 768, "%s", cg->path);
+	for (int i = 0; i < t->n; i++) {
+		struct lwk_cgroup c = *cg;
+		struct dirent *e;
+		DIR *d;
 
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+		snprintf(c.path, sizeof(c.path), "%s", t->paths[i]);
+		dir_of(&c, "cpuset", dir, sizeof(dir));
+		if (!(d = opendir(dir)))
 			continue;
-		if ((size_t)snprintf(child.path, sizeof(child.path), "%s/%s", cg->path, e->d_name) >=
-		    sizeof(child.path))
-			continue;
-		tree_collect(&child, paths, n, depth + 1);
+		while ((e = readdir(d))) {
+			char *next;
+
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			/* A child without cpuset files (v2: the controller not
+			 * enabled below) has no CPUs of its own to write. */
+			snprintf(file, sizeof(file), "%s/%s/cpuset.cpus", dir, e->d_name);
+			if (access(file, F_OK))
+				continue;
+			if (t->n >= TREE_MAX) {
+				closedir(d);
+				return ERR("lwk: %s has more than %d cgroups below it: refusing to place "
+					   "CPUs on part of them", cg->path, TREE_MAX);
+			}
+			if (t->n == t->cap) {
+				char (*more)[768] = realloc(t->paths, sizeof(*more) * (size_t)t->cap * 2);
+
+				if (!more) {
+					closedir(d);
+					return ERR("lwk: out of memory");
+				}
+				t->paths = more;
+				t->cap *= 2;
+			}
+			next = t->paths[t->n];
+			if ((size_t)snprintf(next, 768, "%s/%s", c.path, e->d_name) >= 768) {
+				closedir(d);
+				return ERR("lwk: %s/%s: path too long to place CPUs on", c.path, e->d_name);
+			}
+			t->n++;
+		}
+		closedir(d);
 	}
-	closedir(d);
+	return 0;
 }
 
 /* One knob over the tree: nothing when every cgroup has it already
@@ -541,33 +582,45 @@ static int set_tree_knob(const struct lwk_cgroup *cg, char (*paths)[768], int n,
 
 		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
 		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, &wide, err, errlen))
-			return -1;
+			goto narrow;
 	}
 	for (int i = n; i-- > 0;) {
 		struct lwk_cgroup c = *cg;
 
 		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
 		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, target, err, errlen))
-			return -1;
+			goto narrow;
 	}
 	return 0;
+narrow:
+	/* Failed half way (a cgroup the job's user made or widened
+	 * meanwhile): never leave the levels already widened wide.  What
+	 * can be narrowed is, bottom up; the first error is the one said. */
+	for (int i = n; i-- > 0;) {
+		struct lwk_cgroup c = *cg;
+		char ignored[256];
+
+		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+		(void)(mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, target, ignored,
+									sizeof(ignored));
+	}
+	return -1;
 }
 
 static int set_tree(const struct lwk_cgroup *cg, bool mems, const struct lwk_cpuset *set,
 		    char *err, size_t errlen)
 {
-	char (*paths)[768] = malloc(sizeof(*paths) * TREE_MAX);
-	int n = 0, rc;
+	struct tree t = { .paths = malloc(sizeof(*t.paths) * 64), .cap = 64 };
+	int rc;
 
-	if (!paths)
+	if (!t.paths)
 		return ERR("lwk: out of memory");
-	tree_collect(cg, paths, &n, 0);
-	if (!n) {
-		free(paths);
-		return ERR("lwk: cgroup %s has no cpuset here", cg->path);
-	}
-	rc = set_tree_knob(cg, paths, n, mems, set, err, errlen);
-	free(paths);
+	rc = tree_collect(cg, &t, err, errlen);
+	if (!rc && !t.n)
+		rc = ERR("lwk: cgroup %s has no cpuset here", cg->path);
+	if (!rc)
+		rc = set_tree_knob(cg, t.paths, t.n, mems, set, err, errlen);
+	free(t.paths);
 	return rc ? -1 : 0;
 }
 

@@ -106,6 +106,52 @@ START_TEST(arrivals_departures_and_a_crash_move_dies_between_jobs)
 }
 END_TEST
 
+/* A job whose CPUs cannot be narrowed to its share (a cgroup below its
+ * own refuses the write: v1 cpusets its user made) keeps no record of
+ * CPUs it was not written: it is refused, its record keeps the CPUs last
+ * written, and the next re-plan tries again. */
+START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	char p[700];
+
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.cpus), "0-7");
+	/* A cgroup of job 41 whose CPUs cannot be written. */
+	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	logbuf[0] = '\0';
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	r = load(41);
+	ck_assert_str_eq(r.status, "refused");
+	ck_assert_str_eq(cpus_text(&r.cpus), "0-7");
+	ck_assert_msg(strstr(r.why, "its CPUs could not be narrowed"), "%s", r.why);
+	ck_assert_msg(strstr(logbuf, "job 41: its CPUs cannot be narrowed to its share: killed"),
+		      "%s", logbuf);
+	/* The other job got its die all the same. */
+	ck_assert_uint_eq(ndies(42), 1);
+	/* Writable again: the next re-plan narrows it. */
+	ck_assert_int_eq(rmdir(p), 0);
+	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/cpuset.cpus", 41);
+	tree_put(p, "0-7\n");
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_str_ne(r.status, "refused");
+	ck_assert_uint_eq(ndies(41), 2);
+	assert_cgroup_matches(41);
+	assert_cgroup_matches(42);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories must be root's. */
 Suite *casas_replan_root_suite(void)
 {
@@ -113,6 +159,7 @@ Suite *casas_replan_root_suite(void)
 	TCase *tc = tcase_create("replan");
 
 	tcase_add_test(tc, arrivals_departures_and_a_crash_move_dies_between_jobs);
+	tcase_add_test(tc, a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -265,6 +265,81 @@ START_TEST(numa_stat_of_both_versions)
 }
 END_TEST
 
+/* A v1 cpuset directory with CPUs 0-3 and memory node 0, as Slurm's
+ * step directories below which a job's user may make its own. */
+static void v1_cpuset_dir(const char *rel)
+{
+	char p[1024];
+
+	/* mkdir(2), not tree_mkdir's shell: thousands of them. */
+	snprintf(p, sizeof(p), "%s/%s", tree_root, rel);
+	ck_assert_msg(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+	snprintf(p, sizeof(p), "%s/cpuset.cpus", rel);
+	tree_put(p, "0-3\n");
+	snprintf(p, sizeof(p), "%s/cpuset.mems", rel);
+	tree_put(p, "0\n");
+}
+
+/* Nested cgroups a job's user made, deeper than 8 levels and more than
+ * 256 of them, are all narrowed: none keeps CPUs given to others. */
+START_TEST(v1_tree_narrows_every_cgroup_of_a_deep_wide_tree)
+{
+	struct lwk_cgroup cg;
+	struct lwk_cpuset one;
+	char rel[1024] = "cpuset/slurm/job_1";
+
+	setup_v1();
+	v1_cpuset_dir(rel);
+	for (int depth = 0; depth < 12; depth++) {
+		strcat(rel, "/d");
+		v1_cpuset_dir(rel);
+	}
+	for (int i = 0; i < 300; i++) {
+		char wide[256];
+
+		snprintf(wide, sizeof(wide), "cpuset/slurm/job_1/d/w%d", i);
+		v1_cpuset_dir(wide);
+	}
+	lwk_cpuset_zero(&one);
+	lwk_cpuset_set(&one, 1);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/slurm/job_1", err, sizeof(err)), 0);
+	ck_assert_msg(lwk_cgroup_set_cpus_tree(&cg, &one, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/cpuset.cpus"), "1");
+	strcat(rel, "/cpuset.cpus");
+	ck_assert_str_eq(tree_get(rel), "1");
+	strcpy(strrchr(rel, '/'), "/cpuset.mems");
+	ck_assert_str_eq(tree_get(rel), "0\n"); /* the memory nodes untouched */
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/d/w299/cpuset.cpus"), "1");
+	tree_remove();
+}
+END_TEST
+
+/* Past 4096 cgroups the walk refuses and writes nothing: a cgroup left
+ * out could keep the CPUs. */
+START_TEST(v1_tree_refuses_more_cgroups_than_it_walks)
+{
+	struct lwk_cgroup cg;
+	struct lwk_cpuset one;
+
+	setup_v1();
+	v1_cpuset_dir("cpuset/slurm/job_1");
+	for (int i = 0; i < 4100; i++) {
+		char wide[256];
+
+		snprintf(wide, sizeof(wide), "cpuset/slurm/job_1/w%d", i);
+		v1_cpuset_dir(wide);
+	}
+	lwk_cpuset_zero(&one);
+	lwk_cpuset_set(&one, 1);
+	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/slurm/job_1", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_cgroup_set_cpus_tree(&cg, &one, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/slurm/job_1 has more than 4096 cgroups below it"), "%s", err);
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/cpuset.cpus"), "0-3\n");
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/w7/cpuset.cpus"), "0-3\n");
+	tree_remove();
+}
+END_TEST
+
 Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -278,6 +353,8 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, v1_uses_one_hierarchy_per_controller);
 	tcase_add_test(tc, v1_create_starts_from_the_parents_cpus_and_mems);
 	tcase_add_test(tc, numa_stat_of_both_versions);
+	tcase_add_test(tc, v1_tree_narrows_every_cgroup_of_a_deep_wide_tree);
+	tcase_add_test(tc, v1_tree_refuses_more_cgroups_than_it_walks);
 	suite_add_tcase(s, tc);
 	return s;
 }
