@@ -112,11 +112,7 @@ START_TEST(reapply_writes_memory_nodes_under_the_memory_lock)
 	pthread_t t;
 	int lock;
 
-	node_tree();
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
-	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	alone_on_the_node(&a);
 	r = load(41);
 	r.mems = cpus_of("1");
 	put_record(&r, "");

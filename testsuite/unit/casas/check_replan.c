@@ -115,11 +115,7 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
 	char p[700];
 
-	node_tree();
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
-	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	alone_on_the_node(&a);
 	r = load(41);
 	ck_assert_str_eq(cpus_text(&r.cpus), "0-7");
 	/* A cgroup of job 41 whose CPUs cannot be written. */

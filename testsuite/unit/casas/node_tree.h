@@ -99,6 +99,17 @@ static inline const char *dies_of(uint32_t job)
 	return cpus_text(&r.dies);
 }
 
+/* Job a joins the node alone and, without counters, gets it whole
+ * after its probe. */
+static inline void alone_on_the_node(struct lwk_casas_record *a)
+{
+	node_tree();
+	ck_assert_int_eq(lwk_casas_join(&roots, a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, a->job, all_alive, logbuf, sizeof(logbuf)), 0);
+}
+
 /* Every cgroup of the job holds what its record says. */
 static inline void assert_cgroup_matches(uint32_t job)
 {
