@@ -277,11 +277,17 @@ static int store_text(const struct lwk_node_roots *r, uint32_t job, const char *
 	if (fd < 0)
 		return ERR("lwk: cannot write %s: %s", tmp, strerror(errno));
 	w = write(fd, text, n);
-	if (w != (ssize_t)n || fsync(fd) || close(fd) || rename(tmp, path)) {
+	if (w != (ssize_t)n || fsync(fd)) {
+		int e = w < 0 || w == (ssize_t)n ? errno : EIO;
+
+		close(fd);
+		unlink(tmp);
+		return ERR("lwk: cannot write %s: %s", path, strerror(e));
+	}
+	/* Closed once, whatever close says (the fd is gone either way). */
+	if (close(fd) || rename(tmp, path)) {
 		int e = errno;
 
-		if (w != (ssize_t)n)
-			close(fd);
 		unlink(tmp);
 		return ERR("lwk: cannot write %s: %s", path, strerror(e));
 	}

@@ -249,19 +249,30 @@ int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen)
 static int set_list(const struct lwk_cgroup *cg, const char *file, const struct lwk_cpuset *set,
 		    char *err, size_t errlen)
 {
-	char dir[1100], want[4096], got[4096];
+	/* Room for every CPU the sets hold, one apart ("0,2,4,...,8190"):
+	 * a list cut short would be written as a smaller, valid one. */
+	enum { LIST_MAX = LWK_MAX_CPUS * 5 + 1 };
+	char dir[1100], *want = malloc(LIST_MAX), *got = malloc(LIST_MAX);
 	struct lwk_cpuset back;
+	int rc;
 
 	dir_of(cg, "cpuset", dir, sizeof(dir));
-	lwk_cpulist_format(set, want, sizeof(want));
-	if (!want[0])
-		return ERR("lwk: will not set an empty %s on %s", file, dir);
-	if (write_file(dir, file, want, err, errlen) ||
-	    read_file(dir, file, got, sizeof(got), err, errlen))
-		return -1;
-	if (lwk_cpulist_parse(got, LWK_MAX_CPUS, &back) || !lwk_cpuset_equal(&back, set))
-		return ERR("lwk: %s/%s is '%s' after writing '%s'", dir, file, got, want);
-	return 0;
+	if (!want || !got)
+		rc = ERR("lwk: out of memory");
+	else if (lwk_cpulist_format(set, want, LIST_MAX) >= LIST_MAX)
+		rc = ERR("lwk: the list for %s/%s does not fit", dir, file);
+	else if (!want[0])
+		rc = ERR("lwk: will not set an empty %s on %s", file, dir);
+	else if (write_file(dir, file, want, err, errlen) ||
+		 read_file(dir, file, got, LIST_MAX, err, errlen))
+		rc = -1;
+	else if (lwk_cpulist_parse(got, LWK_MAX_CPUS, &back) || !lwk_cpuset_equal(&back, set))
+		rc = ERR("lwk: %s/%s is '%.200s' after writing '%.200s'", dir, file, got, want);
+	else
+		rc = 0;
+	free(want);
+	free(got);
+	return rc;
 }
 
 int lwk_cgroup_set_cpus(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus, char *err,
