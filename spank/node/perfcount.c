@@ -82,7 +82,7 @@ uint64_t lwk_perf_scale(uint64_t count, uint64_t enabled, uint64_t running)
 	return (uint64_t)((unsigned __int128)count * enabled / running);
 }
 
-static void attr_of(const struct lwk_perf_event *ev, struct perf_event_attr *a, bool inherit)
+void lwk_perf_attr(const struct lwk_perf_event *ev, struct perf_event_attr *a, bool inherit)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -90,6 +90,11 @@ static void attr_of(const struct lwk_perf_event *ev, struct perf_event_attr *a, 
 	a->config = ev->config;
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->exclude_hv = 1;
+	/* Root opens the counters for the job, with an event the user
+	 * chose: what it counts is the job's own user mode, never what the
+	 * kernel does (perf_event_paranoid keeps users from that).  The
+	 * software clocks count time, not kernel events. */
+	a->exclude_kernel = ev->type != PERF_TYPE_SOFTWARE;
 	a->inherit = inherit;
 }
 
@@ -109,7 +114,7 @@ int lwk_perf_open_cgroup(struct lwk_perf_counter *c, const struct lwk_perf_event
 	cg = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg < 0)
 		return ERR("lwk: cannot open cgroup %s: %s", cgroup_dir, strerror(errno));
-	attr_of(ev, &a, false);
+	lwk_perf_attr(ev, &a, false);
 	for (int cpu = lwk_cpuset_first(cpus); cpu >= 0; cpu = lwk_cpuset_next(cpus, cpu)) {
 		int fd;
 
@@ -152,7 +157,7 @@ int lwk_perf_add_task(struct lwk_perf_counter *c, const struct lwk_perf_event *e
 
 	if (c->n == LWK_PERF_MAX_FDS)
 		return ERR("lwk: more than %d threads to count", LWK_PERF_MAX_FDS);
-	attr_of(ev, &a, inherit);
+	lwk_perf_attr(ev, &a, inherit);
 	fd = perf_open(&a, tid, -1, 0);
 	if (fd < 0) {
 		int e = errno;

@@ -41,6 +41,10 @@ struct lwk_perf_reading {
 };
 
 int lwk_perf_resolve(const char *name, struct lwk_perf_event *ev, char *err, size_t errlen);
+/* The attributes a counter of ev is opened with: the job's user mode
+ * only, except for the software clocks. */
+struct perf_event_attr;
+void lwk_perf_attr(const struct lwk_perf_event *ev, struct perf_event_attr *a, bool inherit);
 /* count * enabled / running without overflow; 0 when it never ran. */
 uint64_t lwk_perf_scale(uint64_t count, uint64_t enabled, uint64_t running);
 

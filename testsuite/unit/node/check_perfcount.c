@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "check_lwk.h"
 #include "node/perfcount.h"
 
@@ -35,6 +37,23 @@ START_TEST(names_resolve_and_unknown_ones_are_refused)
 	ck_assert_int_eq(lwk_perf_resolve("no_such_event_xyz", &ev, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no_such_event_xyz"));
 	ck_assert_int_eq(lwk_perf_resolve("", &ev, err, sizeof(err)), -1);
+}
+END_TEST
+
+/* Root opens the counters with the user's event: never kernel mode. */
+START_TEST(a_hardware_event_counts_user_mode_only)
+{
+	struct lwk_perf_event ev;
+	struct perf_event_attr a;
+
+	ck_assert_int_eq(lwk_perf_resolve("instructions", &ev, err, sizeof(err)), 0);
+	lwk_perf_attr(&ev, &a, true);
+	ck_assert_uint_eq(a.exclude_kernel, 1);
+	ck_assert_uint_eq(a.exclude_hv, 1);
+	ck_assert_uint_eq(a.inherit, 1);
+	ck_assert_int_eq(lwk_perf_resolve("task-clock", &ev, err, sizeof(err)), 0);
+	lwk_perf_attr(&ev, &a, false);
+	ck_assert_uint_eq(a.exclude_kernel, 0);
 }
 END_TEST
 
@@ -83,6 +102,7 @@ Suite *perfcount_suite(void)
 
 	tcase_add_test(tc, scaling_by_time_enabled_over_running);
 	tcase_add_test(tc, names_resolve_and_unknown_ones_are_refused);
+	tcase_add_test(tc, a_hardware_event_counts_user_mode_only);
 	tcase_add_test(tc, a_task_tree_is_counted_with_inherit);
 	suite_add_tcase(s, tc);
 	return s;
