@@ -65,7 +65,9 @@ struct walk {
 	unsigned int seen;
 };
 
-/* 1 found (w->what), 0 none below, -1 too many cgroups. */
+/* 1 found (w->what), 0 none below, -1 not known (w->what says why):
+ * too many cgroups, too deep, a path too long.  A cgroup never looked at
+ * could hold the CPUs: the walk says so instead of passing it over. */
 static int walk(struct walk *w, const char *path, int depth)
 {
 	char dir[1100], list[4096];
@@ -90,16 +92,25 @@ static int walk(struct walk *w, const char *path, int depth)
 			}
 		}
 	}
-	if (depth >= WALK_DEPTH || !(d = opendir(dir)))
+	if (!(d = opendir(dir)))
 		return 0;
 	while (rc == 0 && (e = readdir(d))) {
 		char child[800];
 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >= sizeof(child))
-			continue;
-		rc = walk(w, child, depth + 1);
+		if (depth >= WALK_DEPTH) {
+			snprintf(w->what, w->len, "cgroups deeper than %d levels under %s (%s): who "
+				 "holds exclusive CPUs is not known", WALK_DEPTH, w->root, path);
+			rc = -1;
+		} else if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
+			   sizeof(child)) {
+			snprintf(w->what, w->len, "a cgroup path under %s%.200s longer than %zu characters: "
+				 "who holds exclusive CPUs is not known", w->root, path, sizeof(child) - 1);
+			rc = -1;
+		} else {
+			rc = walk(w, child, depth + 1);
+		}
 	}
 	closedir(d);
 	return rc;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "node/cgroup.h"
+#include "node/xpart.h"
 #include "check_lwk.h"
 
 static char err[1024];
@@ -340,6 +341,37 @@ START_TEST(v1_tree_refuses_more_cgroups_than_it_walks)
 }
 END_TEST
 
+/* Who holds CPUs exclusively: found at any depth the walk takes, and
+ * below that not passed over but said to be unknown. */
+START_TEST(exclusive_cpus_below_the_walk_are_not_known_not_free)
+{
+	char rel[1024] = "cg", what[600];
+	struct lwk_cpuset cpus;
+
+	tree_make("xpart");
+	tree_mkdir("cg/a/b");
+	tree_put("cg/a/b/cpuset.cpus.exclusive", "2-3\n");
+	lwk_cpuset_zero(&cpus);
+	lwk_cpuset_set(&cpus, 3);
+	snprintf(rel, sizeof(rel), "%s/cg", tree_root);
+	ck_assert_int_eq(lwk_xpart_holder(rel, &cpus, NULL, NULL, what, sizeof(what)), 1);
+	ck_assert_msg(strstr(what, "/a/b (cpuset.cpus.exclusive 2-3)"), "%s", what);
+	tree_remove();
+
+	tree_make("xpart");
+	strcpy(rel, "cg");
+	for (int depth = 0; depth < 18; depth++)
+		strcat(rel, "/d");
+	tree_mkdir(rel);
+	strcat(rel, "/cpuset.cpus.exclusive");
+	tree_put(rel, "3\n");
+	snprintf(rel, sizeof(rel), "%s/cg", tree_root);
+	ck_assert_int_eq(lwk_xpart_holder(rel, &cpus, NULL, NULL, what, sizeof(what)), -1);
+	ck_assert_msg(strstr(what, "deeper than 16 levels"), "%s", what);
+	tree_remove();
+}
+END_TEST
+
 Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -355,6 +387,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, numa_stat_of_both_versions);
 	tcase_add_test(tc, v1_tree_narrows_every_cgroup_of_a_deep_wide_tree);
 	tcase_add_test(tc, v1_tree_refuses_more_cgroups_than_it_walks);
+	tcase_add_test(tc, exclusive_cpus_below_the_walk_are_not_known_not_free);
 	suite_add_tcase(s, tc);
 	return s;
 }
