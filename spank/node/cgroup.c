@@ -305,19 +305,6 @@ int lwk_cgroup_set_isolated(const struct lwk_cgroup *cg, char *err, size_t errle
 	return 0;
 }
 
-void lwk_cgroup_clear_isolated(const struct lwk_cgroup *cg)
-{
-	char dir[1100], err[256];
-
-	dir_of(cg, "cpuset", dir, sizeof(dir));
-	if (cg->version == LWK_CGROUP_V1) {
-		write_file(dir, "cpuset.sched_load_balance", "1", err, sizeof(err));
-		write_file(dir, "cpuset.cpu_exclusive", "0", err, sizeof(err));
-	} else {
-		write_file(dir, "cpuset.cpus.partition", "member", err, sizeof(err));
-	}
-}
-
 int lwk_cgroup_set_cpu_quota(const struct lwk_cgroup *cg, uint64_t quota_us, uint64_t period_us,
 			     char *err, size_t errlen)
 {

@@ -69,17 +69,18 @@ int lwk_cgroup_set_mems(const struct lwk_cgroup *cg, const struct lwk_cpuset *me
 /* v2: cpuset.cpus.partition=isolated (the kernel's load balancer and
  * unbound work stay off these CPUs); v1: cpuset.cpu_exclusive=1 plus
  * sched_load_balance=0.  Fails, with the kernel's reason, where the
- * kernel leaves the partition invalid. */
+ * kernel leaves the partition invalid.  The plugin's isolated partitions
+ * are lwk/isolate.c's (remote partitions under Slurm's cgroups); this
+ * one, and lwk_cgroup_set_hugetlb_max below, are what check_kpath asks
+ * of a node's kernel, with the writers the plugin's own use. */
 int lwk_cgroup_set_isolated(const struct lwk_cgroup *cg, char *err, size_t errlen);
-/* Back to a plain cpuset (v2 "member"; v1 not exclusive, balanced):
- * after a refused partition.  Best effort. */
-void lwk_cgroup_clear_isolated(const struct lwk_cgroup *cg);
 /* quota_us per period_us of CPU time; quota_us 0 means no limit. */
 int lwk_cgroup_set_cpu_quota(const struct lwk_cgroup *cg, uint64_t quota_us, uint64_t period_us,
 			     char *err, size_t errlen);
 /* bytes 0 means no limit. */
 int lwk_cgroup_set_memory_max(const struct lwk_cgroup *cg, uint64_t bytes, char *err,
 			      size_t errlen);
+/* hugetlb.<size>.max (v1 limit_in_bytes): check_kpath's, see above. */
 int lwk_cgroup_set_hugetlb_max(const struct lwk_cgroup *cg, unsigned long page_kb, uint64_t bytes,
 			       char *err, size_t errlen);
 /* cpuset.cpus and cpuset.mems of the cgroup. */
