@@ -18,7 +18,7 @@
  *   backend linux
  *   app_cpus 2-7            os_cpus 0-1            mem_nodes 0-1
  *   page_kb 2048            node_mem 0 314572800   deleg 134217728 100000 100000
- *   irq 24 0-7              (an IRQ moved, with its old affinity)
+ *   irq 24 0-7 0-3          (an IRQ moved: its old affinity, the one written)
  *   irqs 12 3               (moved, refused)
  *   huge 0 150 150          (node, pages wanted, pages added)
  *   cgroup /slurm-lwk/node1/job_42/app   (made by the plugin)

@@ -135,7 +135,7 @@ static void uncharge_all(const struct lwk_node_roots *r, uint32_t job, const cha
 	}
 }
 
-/* The "irq <n> <list>" lines, as irqaff saved them, restored; err is the
+/* The "irq <n> <old> <new>" lines, as irqaff saved them, restored; err is the
  * caller's buffer (what the restore says goes into the log).  -1 (one
  * more failure in k) when out of memory. */
 static int restore_irqs(const struct lwk_node_roots *r, const char *state, char *err,

@@ -93,14 +93,16 @@ static int walk(const char *proc_root, const struct lwk_cpuset *app, const struc
 			r->untouched++;
 			continue;
 		}
-		w = snprintf(save + used, savelen - used, "%ld %s\n", irq, old);
+		lwk_cpulist_format(&next, want, sizeof(want));
+		/* The old affinity, and the one written instead: the restore
+		 * puts back only what still holds ours. */
+		w = snprintf(save + used, savelen - used, "%ld %s %s\n", irq, old, want);
 		if (w < 0 || (size_t)w >= savelen - used) {
 			save[used] = '\0';
 			closedir(d);
 			return ERR("lwk: IRQ affinity: too many IRQs to remember (%u moved)",
 				   r->moved);
 		}
-		lwk_cpulist_format(&next, want, sizeof(want));
 		if (apply && write_list(path, want)) {
 			/* Per-CPU and managed IRQs refuse (EIO): leave them. */
 			save[used] = '\0';
@@ -137,9 +139,9 @@ int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t 
 
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
-		char buf[4200], path[600], *sp, *end;
+		char buf[8400], path[600], now[4096], *sp, *end, *ours;
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		struct lwk_cpuset check;
+		struct lwk_cpuset check, set, cur;
 		long irq;
 
 		if (len >= sizeof(buf))
@@ -151,10 +153,15 @@ int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t 
 			continue;
 		irq = strtol(buf, &end, 10);
 		sp = end;
-		/* Only what this module wrote: "<irq> <cpulist>".  A line torn
-		 * by a crash is counted and skipped: the others still go back. */
+		ours = *sp == ' ' ? strchr(sp + 1, ' ') : NULL;
+		if (ours)
+			*ours++ = '\0';
+		/* Only what this module wrote: "<irq> <old> <ours>" (or, saved
+		 * by an earlier version, "<irq> <old>").  A line torn by a
+		 * crash is counted and skipped: the others still go back. */
 		if (end == buf || irq < 0 || *sp != ' ' ||
-		    lwk_cpulist_parse(sp + 1, LWK_MAX_CPUS, &check)) {
+		    lwk_cpulist_parse(sp + 1, LWK_MAX_CPUS, &check) ||
+		    (ours && lwk_cpulist_parse(ours, LWK_MAX_CPUS, &set))) {
 			if (!failed)
 				snprintf(err, errlen, "lwk: IRQ affinity: malformed saved line '%.100s'",
 					 buf);
@@ -162,6 +169,11 @@ int lwk_irq_restore(const char *proc_root, const char *saved, char *err, size_t 
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/irq/%ld/smp_affinity_list", proc_root, irq);
+		/* Changed since by someone else (irqbalance, an admin): theirs
+		 * is newer than what was saved, and stays. */
+		if (ours && read_list(path, now, sizeof(now)) == 0 &&
+		    lwk_cpulist_parse(now, LWK_MAX_CPUS, &cur) == 0 && !lwk_cpuset_equal(&cur, &set))
+			continue;
 		if (write_list(path, sp + 1))
 			failed++;
 	}

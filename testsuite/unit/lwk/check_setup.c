@@ -98,7 +98,7 @@ START_TEST(a_setup_cut_short_is_undone_then_redone)
 	 * then set up with the new plan (no mem=: no pages). */
 	ck_assert_str_eq(tree_get("proc/irq/1/smp_affinity_list"), "0-3");
 	ck_assert_int_eq(hugepages(0), 10);
-	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "irq 1 0-5\n"));
+	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "irq 1 0-5 0-3\n"));
 	ck_assert_ptr_nonnull(strstr(tree_get("state/n1/42/lwk.state"), "ready\n"));
 	tree_remove();
 }

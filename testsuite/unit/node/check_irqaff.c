@@ -49,11 +49,17 @@ START_TEST(move_saves_what_it_changed_and_restore_puts_it_back)
 	ck_assert_str_eq(tree_get("irq/1/smp_affinity_list"), "0-3");
 	ck_assert_str_eq(tree_get("irq/24/smp_affinity_list"), "0");
 	ck_assert_str_eq(tree_get("irq/25/smp_affinity_list"), "1\n");
-	ck_assert_ptr_nonnull(strstr(save, "1 0-7\n"));
-	ck_assert_ptr_nonnull(strstr(save, "24 6\n"));
+	ck_assert_ptr_nonnull(strstr(save, "1 0-7 0-3\n"));
+	ck_assert_ptr_nonnull(strstr(save, "24 6 0\n"));
 	ck_assert_ptr_null(strstr(save, "25 "));
+	/* One moved meanwhile by someone else (irqbalance, an admin) keeps
+	 * theirs; the other goes back. */
+	tree_put("irq/24/smp_affinity_list", "5\n");
 	ck_assert_int_eq(lwk_irq_restore(tree_root, save, err, sizeof(err)), 0);
 	ck_assert_str_eq(tree_get("irq/1/smp_affinity_list"), "0-7");
+	ck_assert_str_eq(tree_get("irq/24/smp_affinity_list"), "5\n");
+	tree_put("irq/24/smp_affinity_list", "0\n");
+	ck_assert_int_eq(lwk_irq_restore(tree_root, save, err, sizeof(err)), 0);
 	ck_assert_str_eq(tree_get("irq/24/smp_affinity_list"), "6");
 	/* An IRQ gone meanwhile is counted, the others still restored. */
 	ck_assert_int_eq(lwk_irq_restore(tree_root, "99 0-7\n1 2\n", err, sizeof(err)), 1);
