@@ -133,21 +133,37 @@ static int take_lock(const char *state, int prog_fd, int *lock_fd, char *err, si
 	char lock[4200];
 
 	snprintf(lock, sizeof(lock), "%s/syncmon.lock", state);
-	*lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*lock_fd < 0) {
-		snprintf(err, errlen, "lwk: cannot open %s: %s", lock, strerror(errno));
-		close(prog_fd);
-		return -1;
-	}
-	if (flock(*lock_fd, LOCK_EX | LOCK_NB)) {
+	for (int tries = 0;; tries++) {
+		struct stat held, named;
+
+		*lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (*lock_fd < 0) {
+			snprintf(err, errlen, "lwk: cannot open %s: %s", lock, strerror(errno));
+			close(prog_fd);
+			return -1;
+		}
+		if (flock(*lock_fd, LOCK_EX | LOCK_NB)) {
+			int e = errno;
+
+			close(*lock_fd);
+			close(prog_fd);
+			if (e == EWOULDBLOCK)
+				return 0; /* this job's sampler already runs on this node */
+			snprintf(err, errlen, "lwk: cannot lock %s: %s", lock, strerror(e));
+			return -1;
+		}
+		/* A stop removes the lock file while it holds the lock: the
+		 * one taken must still be the one the path names. */
+		if (!fstat(*lock_fd, &held) && !stat(lock, &named) && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino)
+			return 1;
 		close(*lock_fd);
-		close(prog_fd);
-		if (errno == EWOULDBLOCK)
-			return 0; /* this job's sampler already runs on this node */
-		snprintf(err, errlen, "lwk: cannot lock %s: %s", lock, strerror(errno));
-		return -1;
+		if (tries == 3) {
+			snprintf(err, errlen, "lwk: %s keeps being removed under the start", lock);
+			close(prog_fd);
+			return -1;
+		}
 	}
-	return 1;
 }
 
 /*

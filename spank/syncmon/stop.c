@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,29 @@ static pid_t find_sampler(const char *state)
 	return found;
 }
 
+/* Signal pid if it is the sampler of this state directory.  Through a
+ * pidfd taken before the check, so a pid reused after the check is
+ * another process's pidfd, never signalled; without pidfds (before
+ * Linux 5.3) the check's window is left. */
+static void signal_sampler(pid_t pid, const char *state, int sig)
+{
+	int pfd = -1;
+
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	if (is_our_sampler(pid, state)) {
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+		if (pfd >= 0)
+			syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0);
+		else
+#endif
+			kill(pid, sig);
+	}
+	if (pfd >= 0)
+		close(pfd);
+}
+
 static pid_t recorded_pid(const char *state)
 {
 	char path[4200], buf[32];
@@ -143,12 +167,12 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 		t += 10;
 	}
 	if (pid > 1) {
-		kill(pid, SIGTERM);
+		signal_sampler(pid, state, SIGTERM);
 		stopped = 1;
 		for (t = 0; t < wait_ms && !lock_free(lock); t += 10)
 			sleep_ms(10);
-		if (!lock_free(lock) && is_our_sampler(pid, state)) {
-			kill(pid, SIGKILL);
+		if (!lock_free(lock)) {
+			signal_sampler(pid, state, SIGKILL);
 			/* Gone before its files are removed under it. */
 			for (t = 0; t < 1000 && !lock_free(lock); t += 10)
 				sleep_ms(10);
@@ -163,6 +187,14 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 	}
 	if (fd >= 0)
 		close(fd);
+	/* The files go under the lock: a start that took it meanwhile (a
+	 * new step's) keeps its files, and one that opened the lock file
+	 * before it went finds it unlinked and opens it again (start.c). */
+	fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return stopped;
+	}
 	static const char *const files[] = { "syncmon.log", "syncmon.pid", "syncmon.pid.new",
 					     "syncmon.lock" };
 
@@ -170,6 +202,8 @@ int lwk_syncmon_stop(const char *state_root, const char *node, uint32_t job, int
 		snprintf(path, sizeof(path), "%s/%s", state, files[i]);
 		unlink(path);
 	}
+	if (fd >= 0)
+		close(fd);
 	rmdir(state);
 	snprintf(path, sizeof(path), "%s/%s", state_root, node);
 	rmdir(path); /* fails while other jobs have state: fine */

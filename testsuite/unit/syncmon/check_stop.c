@@ -51,12 +51,47 @@ START_TEST(cgroup_cpu_stat_and_sweep)
 }
 END_TEST
 
+/* A stop that finds the lock taken (a new start, after the sampler it
+ * looked for was gone) leaves that start's files: removing its lock
+ * file would let a third start take another and run a second sampler. */
+START_TEST(a_stop_leaves_the_files_of_a_start_holding_the_lock)
+{
+	char tmpl[] = "/tmp/lwk-stop.XXXXXX", path[512];
+	char *root = mkdtemp(tmpl);
+	int fd;
+
+	ck_assert_ptr_nonnull(root);
+	snprintf(path, sizeof(path), "%s/n1", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/n1/7", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/n1/7/syncmon.log", root);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	snprintf(path, sizeof(path), "%s/n1/7/syncmon.lock", root);
+	fd = open(path, O_CREAT | O_RDWR, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(lwk_syncmon_stop(root, "n1", 7, 0, NULL, 0), 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/n1/7/syncmon.log", root);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	/* Released: the next stop removes them. */
+	close(fd);
+	ck_assert_int_eq(lwk_syncmon_stop(root, "n1", 7, 0, NULL, 0), 0);
+	snprintf(path, sizeof(path), "%s/n1/7", root);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 Suite *stop_suite(void)
 {
 	Suite *s = suite_create("stop");
 	TCase *tc = tcase_create("stop");
 
 	tcase_add_test(tc, cgroup_cpu_stat_and_sweep);
+	tcase_add_test(tc, a_stop_leaves_the_files_of_a_start_holding_the_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
