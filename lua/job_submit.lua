@@ -187,9 +187,10 @@ end
 -- here, at submission, with the node's words, so that it never reaches a
 -- node, where under on_error=drain_node a refused value drains it.  The
 -- cases both parsers must agree on are in
--- testsuite/fixtures/options/cases.tsv.  Numbers are Lua's doubles: each
--- bound is below 2^53, and a number of more than 15 significant digits is
--- out of every range.
+-- testsuite/fixtures/options/cases.tsv.  Numbers are doubles, on 5.3 and
+-- 5.4 too (whose integers wrap around where the node's parser sees the
+-- overflow): each bound is below 2^53, and a number of more than 15
+-- significant digits is out of every range.
 
 local KIB, MIB, TIB = 1024, 1048576, 1099511627776
 local MSEC, SEC = 1000, 1000000
@@ -231,7 +232,7 @@ local function digits(s, i)
   if not d then return nil, i end
   local sig = d:gsub("^0+", "")
   if #sig > 15 then return false, i + #d end
-  return tonumber(sig ~= "" and sig or "0"), i + #d
+  return tonumber(sig ~= "" and sig or "0") + 0.0, i + #d
 end
 
 local SIZE_UNITS = { K = KIB, M = MIB, G = 1073741824, T = TIB }
