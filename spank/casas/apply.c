@@ -72,23 +72,6 @@ int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_recor
 	return (mems ? lwk_cgroup_set_mems_tree : lwk_cgroup_set_cpus_tree)(&cg, set, err, errlen);
 }
 
-/* SIGKILL every process of the job's cgroup tree (its cpuset hierarchy
- * on v1): a job whose CPUs cannot be narrowed keeps none of them.
- * How many were signalled, or -1. */
-int lwk_casas_kill_job(const struct lwk_node_roots *r, const struct lwk_casas_record *rec)
-{
-	struct lwk_cgroup cg;
-	char hier[512], err[256];
-
-	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, err, sizeof(err)))
-		return -1;
-	if (cg.version == LWK_CGROUP_V1) {
-		snprintf(hier, sizeof(hier), "%s/cpuset", r->cgroup_root);
-		return lwk_cgroup_kill_tree(hier, "cpuset", rec->cgroup, r->proc);
-	}
-	return lwk_cgroup_kill_tree(r->cgroup_root, NULL, rec->cgroup, r->proc);
-}
-
 /* Every cpuset.mems write holds it (lwk_casas_bind_memory,
  * lwk_casas_reapply): two writers could otherwise leave an older
  * decision's nodes last.  The fd, or -1. */

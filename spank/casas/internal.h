@@ -69,9 +69,6 @@ bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
 int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_record *rec, bool mems,
 		    const struct lwk_cpuset *set, char *err, size_t errlen);
 
-/* SIGKILL every process of the job's cgroup tree: how many, or -1. */
-int lwk_casas_kill_job(const struct lwk_node_roots *r, const struct lwk_casas_record *rec);
-
 /* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
  * or -1. */
 int lwk_casas_mems_lock(const struct lwk_node_roots *r);

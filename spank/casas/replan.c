@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void set_text(char *out, size_t len, const struct lwk_cpuset *s)
@@ -211,6 +212,23 @@ static void note_decision(const struct plan *p, struct lwk_casas_record *rec, bo
 	snprintf(rec->split, sizeof(rec->split), "%s", p->line);
 }
 
+/* The job's CPUs on its cgroup tree, tried again a few times: Slurm
+ * makes a step's cgroup with the job's whole allocation as a step
+ * starts, which a write of the tree meanwhile can meet. */
+static int apply_cpus(struct plan *p, const struct lwk_casas_record *rec,
+		      const struct lwk_cpuset *cpus)
+{
+	for (int attempt = 0;; attempt++) {
+		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+
+		if (!lwk_casas_apply(p->r, rec, false, cpus, p->err, sizeof(p->err)))
+			return 0;
+		if (attempt == 3)
+			return -1;
+		nanosleep(&ms20, NULL);
+	}
+}
+
 /* Job k's share written: its cgroup's CPUs where they changed, then its
  * record.  0, or -1 when its CPUs could not be written.  The caller
  * holds the node lock. */
@@ -230,20 +248,14 @@ static int write_job(struct plan *p, unsigned int k)
 	if (rec->launcher_pid) {
 		if (lwk_casas_apply(p->r, rec, false, &rec->allowed_cpus, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
-	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) &&
-		   lwk_casas_apply(p->r, rec, false, &cpus, p->err, sizeof(p->err))) {
-		int killed;
-
-		/* Its CPUs could not be narrowed (cgroups its user made below
-		 * the job's, or widened meanwhile): it would keep CPUs given
-		 * to others.  The refusal is the job's: its processes are
-		 * killed, its record keeps what was last written (so the
-		 * next re-plan tries again), the node stays as it is. */
-		say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
-		killed = lwk_casas_kill_job(p->r, rec);
-		say(p->log, p->loglen,
-		    "lwk: contention-aware: job %u: its CPUs cannot be narrowed to its share: "
-		    "killed %d process(es) of it", rec->job, killed);
+	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) && apply_cpus(p, rec, &cpus)) {
+		/* Its CPUs could not be narrowed to its share (more cgroups
+		 * below the job's than the walk takes, or ones widened as fast
+		 * as they are narrowed).  Its record keeps what was last
+		 * written, says why, and the next re-plan tries again; the
+		 * node and the other jobs' shares stay as they are. */
+		say(p->log, p->loglen, "lwk: contention-aware: job %u: its CPUs cannot be narrowed "
+		    "to its share: %s", rec->job, p->err);
 		snprintf(rec->status, sizeof(rec->status), "refused");
 		snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", p->err);
 		if (lwk_casas_store(p->r, rec, p->err, sizeof(p->err)))

@@ -518,7 +518,9 @@ static int tree_collect(const struct lwk_cgroup *cg, struct tree *t, char *err, 
 		while ((e = readdir(d))) {
 			char *next;
 
-			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			/* Every name but "." and "..": a job's user may hide a
+			 * cpuset behind a leading dot. */
+			if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			/* A child without cpuset files (v2: the controller not
 			 * enabled below) has no CPUs of its own to write. */
@@ -555,54 +557,60 @@ static int tree_collect(const struct lwk_cgroup *cg, struct tree *t, char *err, 
 /* One knob over the tree: nothing when every cgroup has it already
  * (a cpuset.mems write on v2 migrates the tasks' memory and waits for
  * every CPU to drain its page lists: never for nothing); else the union
- * top down, then the target bottom up. */
+ * top down, then the target bottom up.  A write that fails half way
+ * (a cgroup the job's user made or widened meanwhile) puts back what
+ * each level had, top down: the tree is never left wider than it was. */
 static int set_tree_knob(const struct lwk_cgroup *cg, char (*paths)[768], int n, bool mems,
 			 const struct lwk_cpuset *target, char *err, size_t errlen)
 {
-	struct lwk_cpuset wide = *target;
+	int (*set)(const struct lwk_cgroup *, const struct lwk_cpuset *, char *, size_t) =
+		mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus;
+	struct lwk_cpuset wide = *target, *before = malloc(sizeof(*before) * (size_t)n);
 	bool all_there = true;
+	int rc = -1;
 
+	if (!before)
+		return ERR("lwk: out of memory");
 	for (int i = 0; i < n; i++) {
 		struct lwk_cgroup c = *cg;
 		struct lwk_cpuset have[2];
 
 		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
 		if (lwk_cgroup_get_cpuset(&c, &have[0], &have[1], err, errlen))
-			return -1;
+			goto out;
+		before[i] = have[mems];
 		lwk_cpuset_or(&wide, &have[mems]);
 		if (!lwk_cpuset_equal(&have[mems], target))
 			all_there = false;
 	}
+	rc = 0;
 	if (all_there)
-		return 0;
-	for (int i = 0; i < n; i++) {
+		goto out;
+	for (int i = 0; i < n && !rc; i++) {
 		struct lwk_cgroup c = *cg;
 
 		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, &wide, err, errlen))
-			goto narrow;
+		rc = set(&c, &wide, err, errlen);
 	}
-	for (int i = n; i-- > 0;) {
+	for (int i = n; i-- > 0 && !rc;) {
 		struct lwk_cgroup c = *cg;
 
 		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		if ((mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, target, err, errlen))
-			goto narrow;
+		rc = set(&c, target, err, errlen);
 	}
-	return 0;
-narrow:
-	/* Failed half way (a cgroup the job's user made or widened
-	 * meanwhile): never leave the levels already widened wide.  What
-	 * can be narrowed is, bottom up; the first error is the one said. */
-	for (int i = n; i-- > 0;) {
-		struct lwk_cgroup c = *cg;
-		char ignored[256];
+	if (rc) {
+		/* The first error is the one said. */
+		for (int i = 0; i < n; i++) {
+			struct lwk_cgroup c = *cg;
+			char ignored[256];
 
-		snprintf(c.path, sizeof(c.path), "%s", paths[i]);
-		(void)(mems ? lwk_cgroup_set_mems : lwk_cgroup_set_cpus)(&c, target, ignored,
-									sizeof(ignored));
+			snprintf(c.path, sizeof(c.path), "%s", paths[i]);
+			(void)set(&c, &before[i], ignored, sizeof(ignored));
+		}
 	}
-	return -1;
+out:
+	free(before);
+	return rc ? -1 : 0;
 }
 
 static int set_tree(const struct lwk_cgroup *cg, bool mems, const struct lwk_cpuset *set,

@@ -301,6 +301,8 @@ START_TEST(v1_tree_narrows_every_cgroup_of_a_deep_wide_tree)
 		snprintf(wide, sizeof(wide), "cpuset/slurm/job_1/d/w%d", i);
 		v1_cpuset_dir(wide);
 	}
+	/* One hidden behind a leading dot. */
+	v1_cpuset_dir("cpuset/slurm/job_1/.h");
 	lwk_cpuset_zero(&one);
 	lwk_cpuset_set(&one, 1);
 	ck_assert_int_eq(lwk_cgroup_init(&cg, tree_root, "/slurm/job_1", err, sizeof(err)), 0);
@@ -311,6 +313,15 @@ START_TEST(v1_tree_narrows_every_cgroup_of_a_deep_wide_tree)
 	strcpy(strrchr(rel, '/'), "/cpuset.mems");
 	ck_assert_str_eq(tree_get(rel), "0\n"); /* the memory nodes untouched */
 	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/d/w299/cpuset.cpus"), "1");
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/.h/cpuset.cpus"), "1");
+	/* A level that cannot be read (its file a directory here) refuses
+	 * the tree before anything is written: none is left wider. */
+	ck_assert_int_eq(unlink(strcat(strcpy(rel, tree_root), "/cpuset/slurm/job_1/d/w7/cpuset.cpus")), 0);
+	ck_assert_int_eq(mkdir(rel, 0755), 0);
+	lwk_cpuset_set(&one, 2);
+	ck_assert_int_eq(lwk_cgroup_set_cpus_tree(&cg, &one, err, sizeof(err)), -1);
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/cpuset.cpus"), "1");
+	ck_assert_str_eq(tree_get("cpuset/slurm/job_1/d/w8/cpuset.cpus"), "1");
 	tree_remove();
 }
 END_TEST
