@@ -245,7 +245,13 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 	if (!part_ready || step == SLURM_EXTERN_CONT)
 		return 0;
 	roots(sp, &r);
-	spank_get_item(sp, S_TASK_PID, &pid);
+	/* The task's pid is what a refusal below kills: never 0 (kill(0)
+	 * would signal slurmstepd's own process group). */
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
+		slurm_error("lwk: job %u: slurmstepd gave no task pid: the task is not placed",
+			    part.job);
+		return -1;
+	}
 	spank_get_item(sp, S_TASK_ID, &task);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	read_cgroups(path, text, sizeof(text));
@@ -274,8 +280,11 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 		 * the kernel's refusal under lwk_isolate=partition. */
 		if (lwk_part_isolate_task(&r, &part, lwk_cfg.lwk_isolate, text, kind, sizeof(kind), why,
 					  sizeof(why), err, sizeof(err))) {
-			slurm_error("lwk: task %u (pid %d): %s", task, (int)pid, err);
-			return -1;
+			/* As for the placement above: the job fails, the node
+			 * stays. */
+			slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
+			kill(pid, SIGKILL);
+			return 0;
 		}
 		if (task == 0)
 			slurm_info("lwk: job %u: App cores on %s: isolation %s%s%s%s", part.job, node,

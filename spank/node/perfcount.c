@@ -92,9 +92,11 @@ void lwk_perf_attr(const struct lwk_perf_event *ev, struct perf_event_attr *a, b
 	a->exclude_hv = 1;
 	/* Root opens the counters for the job, with an event the user
 	 * chose: what it counts is the job's own user mode, never what the
-	 * kernel does (perf_event_paranoid keeps users from that).  The
-	 * software clocks count time, not kernel events. */
-	a->exclude_kernel = ev->type != PERF_TYPE_SOFTWARE;
+	 * kernel does (perf_event_paranoid keeps users from that).  Only
+	 * the clocks, which count time, not kernel events, keep it. */
+	a->exclude_kernel = !(ev->type == PERF_TYPE_SOFTWARE &&
+			      (ev->config == PERF_COUNT_SW_TASK_CLOCK ||
+			       ev->config == PERF_COUNT_SW_CPU_CLOCK));
 	a->inherit = inherit;
 }
 

@@ -51,7 +51,15 @@ START_TEST(a_hardware_event_counts_user_mode_only)
 	ck_assert_uint_eq(a.exclude_kernel, 1);
 	ck_assert_uint_eq(a.exclude_hv, 1);
 	ck_assert_uint_eq(a.inherit, 1);
+	/* A software event counts kernel events too: user mode only. */
+	ck_assert_int_eq(lwk_perf_resolve("context-switches", &ev, err, sizeof(err)), 0);
+	lwk_perf_attr(&ev, &a, false);
+	ck_assert_uint_eq(a.exclude_kernel, 1);
+	/* The clocks count time. */
 	ck_assert_int_eq(lwk_perf_resolve("task-clock", &ev, err, sizeof(err)), 0);
+	lwk_perf_attr(&ev, &a, false);
+	ck_assert_uint_eq(a.exclude_kernel, 0);
+	ck_assert_int_eq(lwk_perf_resolve("cpu-clock", &ev, err, sizeof(err)), 0);
 	lwk_perf_attr(&ev, &a, false);
 	ck_assert_uint_eq(a.exclude_kernel, 0);
 }
