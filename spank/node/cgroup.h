@@ -38,6 +38,10 @@ struct lwk_cgroup {
 
 #define LWK_MAX_NUMA 64
 
+/* The directory of cg in one hierarchy (v1: controller's; v2: the one
+ * tree, controller ignored). */
+void lwk_cgroup_dir(const struct lwk_cgroup *cg, const char *controller, char *out, size_t len);
+
 /* v2 when <root>/cgroup.controllers exists, v1 when <root>/cpuset does. */
 enum lwk_cgroup_version lwk_cgroup_detect(const char *root);
 const char *lwk_cgroup_version_name(enum lwk_cgroup_version v);
@@ -86,14 +90,16 @@ int lwk_cgroup_set_hugetlb_max(const struct lwk_cgroup *cg, unsigned long page_k
 /* cpuset.cpus and cpuset.mems of the cgroup. */
 int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
 			  struct lwk_cpuset *mems, char *err, size_t errlen);
-/* Set cpuset.cpus (or cpuset.mems) on cg and on every cgroup below it
- * that has the cpuset files (depth <= 8), in an order v1 accepts (a
- * child always within its parent): first the union of old and new top
- * down, then the new set bottom up; nothing where it is set already.
- * --contention-aware moves a job's steps and tasks to its dies this way.
- * A new cpuset.mems on v2 migrates the tasks' memory and waits for every
- * CPU to drain its page lists: it can take long on a busy node.  0 or -1
- * with a message. */
+/* node/cgtree.c: set cpuset.cpus (or cpuset.mems) on cg and on every
+ * cgroup below it that has the cpuset files, at any depth, hidden names
+ * too (more than 4096 cgroups: refused, nothing written), in an order v1
+ * accepts (a child always within its parent): first the union of old
+ * and new top down, then the new set bottom up; nothing where it is set
+ * already; a write that fails half way puts back what each level had.
+ * --contention-aware moves a job's steps and tasks to its dies this way,
+ * --lwk a v1 step's.  A new cpuset.mems on v2 migrates the tasks' memory
+ * and waits for every CPU to drain its page lists: it can take long on a
+ * busy node.  0 or -1 with a message. */
 int lwk_cgroup_set_cpus_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *cpus,
 			     char *err, size_t errlen);
 int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuset *mems,
