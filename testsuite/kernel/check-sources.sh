@@ -187,6 +187,26 @@ compare() {
 		ls /proc/$p/task | grep -vx "$p" | head -1 >"$root/tasks"
 	fi
 	kill -STOP $kids
+	# Until every thread is stopped (state T): a spinner still running
+	# has a CPU time that bpf and proc read to the instant and taskstats
+	# only to the scheduler's last update, which on a guest starved of
+	# host CPU was 230 ms behind.  At most 120 s, then said.
+	local state
+	for _ in $(seq 1200); do
+		state=$(for p in $kids; do cat /proc/$p/task/*/stat 2>/dev/null; done |
+			sed 's/.*) \(.\) .*/\1/' | sort -u | tr -d '\n')
+		[ "$state" = T ] && break
+		sleep 0.1
+	done
+	if [ "$state" != T ]; then
+		echo "FAIL: $mode: the job's threads were not all stopped 120 s after SIGSTOP (states: $state)"
+		fails=$((fails + 1))
+		kill -KILL $kids $stepd 2>/dev/null
+		wait 2>/dev/null
+		remove_cgroups
+		kids= cg= stepd=
+		return
+	fi
 	sleep 0.3 # stopped everywhere: their CPU times no longer move
 	for s in bpf taskstats proc; do
 		sample $s $s
