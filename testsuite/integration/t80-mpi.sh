@@ -234,7 +234,7 @@ test_hpcc_under_lwk_runs_on_the_app_cores_and_the_sampler_sees_its_ranks() {
 # hpcc under --contention-aware sharing its nodes with another
 # contention-aware job of one die's worth of tasks on each node.
 test_hpcc_under_contention_aware_runs_on_the_dies_it_was_given() {
-	local dir jid other n=$MPI_NODES cpus dies ranks f node line rank rec samples=0 theirs node_a
+	local dir jid other n=$MPI_NODES cpus dies ranks f node line rank rec samples=0 theirs node_a deadline
 	need_mpi
 	need_private
 	scontrol show partition cosched >/dev/null 2>&1 ||
@@ -252,14 +252,30 @@ test_hpcc_under_contention_aware_runs_on_the_dies_it_was_given() {
 	# It holds dies of its own whatever it does; its tasks sleep, so that
 	# on the TCG guests they take no host CPU from hpcc (busy, they made
 	# this test 3 minutes longer).  What busy jobs get is t70's to test.
+	# Each task says (a file per node) once its node has placed it: the
+	# hpcc job comes after, so that no probe of the other job's, begun
+	# late on a loaded node, narrows hpcc's dies under its ranks.
 	cat >"$dir/other.sh" <<'EOF'
 for ((i = 0; i < $1; i++)); do sleep 100000 & done
+rec=${SLURM_CASAS_RECORD:-}
+while [ -n "$rec" ]; do
+	while IFS= read -r line; do
+		case $line in status=placed | status=equal | status=shared) : >"$2/placed.$SLURMD_NODENAME"; rec= ;; esac
+	done <"$rec"
+	[ -z "$rec" ] || sleep 0.5
+done
 wait
 EOF
 	other=$(sbatch --parsable -p cosched -N $n -w "$(sinfo -h -N -o '%N' | sort -u | tail -n "$n" | paste -sd, -)" \
 		--ntasks-per-node=1 -c "$cpus" -o "$dir/other.out" --contention-aware=event=task-clock,probe=300ms \
-		--wrap "srun bash $dir/other.sh $((cpus / dies))") || fail "sbatch failed"
+		--wrap "srun bash $dir/other.sh $((cpus / dies)) $dir") || fail "sbatch failed"
 	defer scancel "$other"
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		[ "$(ls "$dir"/placed.* 2>/dev/null | wc -l)" -lt "$n" ] || break
+		snooze 0.5
+	done
+	[ "$(ls "$dir"/placed.* 2>/dev/null | wc -l)" = "$n" ] ||
+		fail "the other job $other was not placed on its $n nodes within $(wait_bound) s: $(ls "$dir"); $(squeue -h -j "$other" -o '%T %R' 2>&1)"
 	# min_dies: a die for each rank, whatever the probe measured (on
 	# dies of one core, two ranks on one die would share one CPU).
 	# --cpu-bind=none: a step launched while the arbiter has narrowed the
