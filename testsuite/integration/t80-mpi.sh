@@ -275,7 +275,7 @@ EOF
 		snooze 0.5
 	done
 	[ "$(ls "$dir"/placed.* 2>/dev/null | wc -l)" = "$n" ] ||
-		fail "the other job $other was not placed on its $n nodes within $(wait_bound) s: $(ls "$dir"); $(squeue -h -j "$other" -o '%T %R' 2>&1)"
+		fail "the other job $other was not placed on its $n nodes within $(wait_bound) s: $(ls "$dir"); $(squeue -h -j "$other" -o '%T %R' 2>&1); $(tail -n 5 "$dir/other.out" 2>/dev/null)"
 	# min_dies: a die for each rank, whatever the probe measured (on
 	# dies of one core, two ranks on one die would share one CPU).
 	# --cpu-bind=none: a step launched while the arbiter has narrowed the
