@@ -207,21 +207,7 @@ compare() {
 		kids= cg= stepd=
 		return
 	fi
-	# And off their CPUs: a thread shows T as soon as it takes the stop,
-	# and its run time is settled only when the scheduler dequeues it,
-	# which on a guest whose emulated CPU the host has not run since
-	# comes later (sid's guests beside trixie's: taskstats, which reads
-	# the settled time, 85 us below bpf and proc, which add the running
-	# part).  A dequeued thread has a wait channel (do_signal_stop);
-	# one still on its CPU reads 0.  At most 30 s, then compared as
-	# they are (a kernel that hides wait channels).
-	local w
-	for _ in $(seq 300); do
-		w=$(for f in $(printf '/proc/%s/task/*/wchan ' $kids); do cat "$f" 2>/dev/null; echo; done | grep -cx '0\|')
-		[ "$w" != 0 ] || break
-		sleep 0.1
-	done
-	sleep 0.3
+	sleep 0.3 # stopped everywhere: their CPU times no longer move
 	for s in bpf taskstats proc; do
 		sample $s $s
 	done
