@@ -14,6 +14,7 @@
 #include "lwk_plugin.h"
 #include "node/procfs.h"
 #include "syncmon/control.h"
+#include "common/kv.h"
 #include "common/topology.h"
 
 struct exported {
@@ -83,6 +84,30 @@ static void job_cpus(spank_t sp, char *buf, size_t len)
 }
 
 /*
+ * A buffer= that does not fit the site's bound on the sampler's memory
+ * (plugstack syncmon_memory=) fails the job's tasks with the numbers:
+ * the user's value, not the node, is what is wrong.  true when refused.
+ */
+static bool syncmon_buffer_refused(const char *step, const char *node)
+{
+	char want[32], cap[32], room[32];
+	uint64_t left = lwk_cfg.syncmon_memory - LWK_SYNCMON_OWN_BYTES;
+
+	if (lwk_req.syncmon.buffer <= left)
+		return false;
+	lwk_format_size(lwk_req.syncmon.buffer, want, sizeof(want));
+	lwk_format_size(lwk_cfg.syncmon_memory, cap, sizeof(cap));
+	lwk_format_size(left, room, sizeof(room));
+	snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
+		 "lwk: --sync-monitor: buffer=%s does not fit this site's sampler memory "
+		 "(plugstack.conf syncmon_memory=%s, of which its own tables take %llu MiB): "
+		 "buffer must be at most %s (step %.20s on %.40s)",
+		 want, cap, (unsigned long long)(LWK_SYNCMON_OWN_BYTES >> 20), room, step, node);
+	slurm_error("%s", lwk_req.remote_error);
+	return true;
+}
+
+/*
  * --sync-monitor: the job's first step on this node starts the sampler;
  * later steps find it running (its lock) and do nothing.  A sampler that
  * cannot start is the job's problem, not the node's: log it, go on; but
@@ -114,6 +139,8 @@ static void start_sampler(spank_t sp, const char *step)
 			    "give dir=/absolute/path", step);
 		return;
 	}
+	if (syncmon_buffer_refused(step, node))
+		return;
 	if (lwk_option_format(&lwk_grammar_syncmon, &lwk_req.syncmon, options, sizeof(options)) >=
 	    sizeof(options)) {
 		slurm_error("lwk: step %s: --sync-monitor: the options do not fit", step);
@@ -137,6 +164,8 @@ static void start_sampler(spank_t sp, const char *step)
 	a.options = options;
 	a.must_open = lwk_req.syncmon.source == LWK_SOURCE_BPF;
 	a.cgroup_root = lwk_cfg.cgroup_root;
+	a.memory_max = lwk_cfg.syncmon_memory;
+	a.cpu_max = lwk_cfg.syncmon_cpu;
 	/* An --lwk job's sampler is one of its Linux-side helpers: on the
 	 * OS cores, off the App cores. */
 	if (lwk_remote_lwk_os_cpus() &&

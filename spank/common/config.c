@@ -27,6 +27,12 @@ static const struct lwk_kv_key config_keys[] = {
 	  LWK_KV_NOSET },
 	{ "lwk_isolate", LWK_KV_ENUM, offsetof(struct lwk_config, lwk_isolate), 0, 0, isolate_choices,
 	  LWK_KV_NOSET },
+	/* At least the sampler's own tables and the smallest buffer=. */
+	{ "syncmon_memory", LWK_KV_SIZE, offsetof(struct lwk_config, syncmon_memory),
+	  LWK_SYNCMON_OWN_BYTES + (64ULL << 10), 1ULL << 40, NULL, LWK_KV_NOSET },
+	/* From a hundredth of a percent of one CPU to a whole one. */
+	{ "syncmon_cpu", LWK_KV_PERCENT, offsetof(struct lwk_config, syncmon_cpu), 1, 10000, NULL,
+	  LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -42,6 +48,12 @@ void lwk_config_defaults(struct lwk_config *c)
 	snprintf(c->mckernel, sizeof(c->mckernel), "%s", "/opt/mckernel");
 	c->lwk_whole_dies = false;
 	c->lwk_isolate = LWK_ISOLATE_AUTO;
+	/* The largest buffer= (64 MiB) and the sampler's own tables fit. */
+	c->syncmon_memory = 128ULL << 20;
+	/* A tenth of a CPU: 50 ms of each 500 ms tick (the default
+	 * interval), tens of times what a tick of thousands of processes
+	 * costs (bench/sample-costs). */
+	c->syncmon_cpu = 1000;
 }
 
 static void key_list(char *buf, size_t len)

@@ -35,6 +35,8 @@ struct lwk_syncmon_start {
 	const char *cpus;	/* CPUs to run on (an --lwk job's OS cores), or NULL */
 	bool must_open;		/* source=bpf: a sampler that stops before its source
 				 * is open fails the job */
+	uint64_t memory_max;	/* its data, bytes (plugstack syncmon_memory=) */
+	uint64_t cpu_max;	/* its CPU, hundredths of % of one CPU (syncmon_cpu=) */
 };
 
 /*

@@ -22,13 +22,18 @@ static void usage(void)
 		"usage: lwk-syncmon --job ID --node NAME --uid UID --gid GID --dir DIR\n"
 		"                   --state DIR [--options K=V,...] [--cgroup DIR]\n"
 		"                   [--proc DIR] [--cpus LIST] [--orphan-after SECONDS]\n"
-		"                   [--ready-fd FD] [--foreground]\n"
+		"                   [--ready-fd FD] [--memory-max BYTES] [--cpu-max HUNDREDTHS]\n"
+		"                   [--foreground]\n"
 		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
 		"  --orphan-after SECONDS  stop when the job has had no process here\n"
 		"               this long (default 300; the job epilog stops it first)\n"
 		"  --ready-fd FD  write \"o\" to FD and close it once the source is open (at\n"
 		"               once but for source=bpf), or \"r\" and the reason when the\n"
 		"               BPF source cannot work\n"
+		"  --memory-max BYTES  its data (heap and private mappings) once its source is\n"
+		"               loaded (default 134217728: plugstack.conf syncmon_memory=)\n"
+		"  --cpu-max HUNDREDTHS  its CPU on average, in hundredths of a percent of one\n"
+		"               CPU (default 1000: syncmon_cpu=10%%); ticks over it are skipped\n"
 		"Exit status: 0; 1 could not start sampling; 2 bad arguments; 3 source=bpf\n"
 		"cannot work on this node.\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
@@ -45,10 +50,13 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "orphan-after", required_argument, NULL, 'O' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "memory-max", required_argument, NULL, 'M' },
+		{ "cpu-max", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lwk_sampler_args a = { .uid = (uid_t)-1, .gid = (gid_t)-1, .proc_root = "/proc",
-				      .orphan_after = 300, .ready_fd = -1 };
+				      .orphan_after = 300, .ready_fd = -1,
+				      .memory_max = 128ULL << 20, .cpu_max = 1000 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -65,6 +73,8 @@ int main(int argc, char **argv)
 		case 'f': break;
 		case 'C': a.cpus = optarg; break;
 		case 'O': a.orphan_after = strtoull(optarg, NULL, 10); break;
+		case 'M': a.memory_max = strtoull(optarg, NULL, 10); break;
+		case 'U': a.cpu_max = strtoull(optarg, NULL, 10); break;
 		case 'R':
 			a.ready_fd = (int)strtol(optarg, NULL, 10);
 			/* Not for the sampler's children, and never stdin/out/err. */
@@ -74,7 +84,8 @@ int main(int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	if (!a.job || !a.node || !a.orphan_after || a.orphan_after > 86400 || a.uid == (uid_t)-1 ||
+	if (!a.job || !a.node || !a.orphan_after || a.orphan_after > 86400 || !a.memory_max ||
+	    !a.cpu_max || a.cpu_max > 10000 || a.uid == (uid_t)-1 ||
 	    a.gid == (gid_t)-1 || !a.dir || !a.state || a.dir[0] != '/') {
 		usage();
 		return 2;

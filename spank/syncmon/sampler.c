@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/config.h"
 #include "common/cpulist.h"
 #include "common/options.h"
 #include "node/procfs.h"
@@ -86,7 +87,13 @@ struct run {
 	uint64_t orphan_after; /* s */
 	bool said_source_error;
 	bool said_walk_fallback;
+	struct lwk_cpu_budget cpu; /* the site's syncmon_cpu= */
+	uint64_t cpu_max;
 };
+
+/* The CPU bound holds over any 10 s: what the sampler may spend at
+ * once is its share of 10 s (a second at the default 10%). */
+#define CPU_WINDOW_NS 10000000000ULL
 
 /* Keep the sampler's own noise off the application's cores.  0, or
  * the exit status (2: not a CPU list, 1: the kernel refused). */
@@ -161,6 +168,33 @@ static int open_output(struct run *r, const struct lwk_sampler_args *a)
 		return -1;
 	}
 	say("job %u node %s: writing %s/%s", r->s.job, r->s.node, a->dir, chosen);
+	return 0;
+}
+
+/*
+ * The site's bound on the sampler's memory (plugstack syncmon_memory=),
+ * set once the source is loaded (the kernel's BTF is read whole while
+ * it loads, then let go) and before any of its tables or its buffer
+ * are made: the buffer= the job asked for must fit beside them.  Soft
+ * and hard alike, so that not even root's sampler raises it.  0, or -1
+ * (logged).
+ */
+static int limit_memory(struct run *r, uint64_t max)
+{
+	struct rlimit rl = { .rlim_cur = max, .rlim_max = max };
+
+	if (r->s.o.buffer > max || max - r->s.o.buffer < LWK_SYNCMON_OWN_BYTES) {
+		say("buffer=%llu bytes does not fit this site's syncmon_memory=%llu beside the "
+		    "sampler's own %llu",
+		    (unsigned long long)r->s.o.buffer, (unsigned long long)max,
+		    (unsigned long long)LWK_SYNCMON_OWN_BYTES);
+		return -1;
+	}
+	if (setrlimit(RLIMIT_DATA, &rl)) {
+		say("cannot bound its memory to syncmon_memory=%llu bytes: %s",
+		    (unsigned long long)max, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -334,12 +368,29 @@ static void run_ticks(struct run *r)
 	s->prev_total = s->ns.total;
 	lwk_ticker_init(&r->tick, s->o.interval * 1000, s->o.offset * 1000,
 			now_ns(CLOCK_REALTIME));
+	lwk_cpu_budget_init(&r->cpu, r->cpu_max, CPU_WINDOW_NS / 10000 * r->cpu_max, now_ns(CLOCK_MONOTONIC),
+			    now_ns(CLOCK_PROCESS_CPUTIME_ID));
 	while (!stop) {
 		struct timespec due = { .tv_sec = (time_t)(r->tick.next / 1000000000ULL),
 					.tv_nsec = (long)(r->tick.next % 1000000000ULL) };
 
 		if (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &due, NULL) == EINTR)
 			continue;
+		if (!lwk_cpu_budget_allows(&r->cpu, now_ns(CLOCK_MONOTONIC),
+					   now_ns(CLOCK_PROCESS_CPUTIME_ID))) {
+			uint64_t k;
+
+			/* Passed over, on the same grid: the next tick
+			 * sampled is still aligned with the other nodes'. */
+			lwk_ticker_fire(&r->tick, now_ns(CLOCK_REALTIME), &k);
+			if (r->cpu.limited == 1)
+				say("the sampler used more than this site's syncmon_cpu=%llu.%02llu%% "
+				    "of a CPU: ticks are passed over until it is back under (the "
+				    "footer's cpu_limited counts them)",
+				    (unsigned long long)(r->cpu_max / 100),
+				    (unsigned long long)(r->cpu_max % 100));
+			continue;
+		}
 		if (!sample_tick(r))
 			break;
 	}
@@ -353,13 +404,13 @@ static void write_footer(struct run *r)
 			 "{\"end\":true,\"samples\":%llu,\"ticks_skipped\":%llu,\"flushes\":%llu,"
 			 "\"early_flushes\":%llu,\"oversize\":%llu,\"dropped\":%llu,"
 			 "\"source_errors\":%llu,\"bpf_walk_fallbacks\":%llu,\"bpf_walk_end\":\"%s\","
-			 "\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
+			 "\"cpu_limited\":%llu,\"flush_cost_ns\":%llu,\"stop_ns\":%llu}\n",
 			 (unsigned long long)r->samples, (unsigned long long)r->tick.skipped,
 			 (unsigned long long)r->buf.flushes, (unsigned long long)r->buf.early_flushes,
 			 (unsigned long long)r->buf.oversize, (unsigned long long)r->buf.dropped,
 			 (unsigned long long)r->s.ti_failures,
 			 (unsigned long long)(r->s.ti ? lwk_taskiter_fallbacks(r->s.ti, &why) : 0),
-			 lwk_sample_source_walk(&r->s, &why),
+			 lwk_sample_source_walk(&r->s, &why), (unsigned long long)r->cpu.limited,
 			 (unsigned long long)r->flush_cost, (unsigned long long)now_ns(CLOCK_REALTIME));
 
 	lwk_sampbuf_add(&r->buf, r->s.line, (size_t)n, true);
@@ -369,7 +420,7 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 {
 	struct run r = { .s = { .job = a->job, .node = a->node, .cgroup = a->cgroup,
 				.proc_root = a->proc_root },
-			 .orphan_after = a->orphan_after };
+			 .orphan_after = a->orphan_after, .cpu_max = a->cpu_max };
 	char err[512], path[4096];
 	int rc;
 
@@ -392,6 +443,10 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 	record_pid(a->state);
 	if ((rc = open_source(&r, r.s.o.source == LWK_SOURCE_BPF ? a->ready_fd : -1)))
 		return rc;
+	if (limit_memory(&r, a->memory_max)) {
+		lwk_sample_source_close(&r.s);
+		return 1;
+	}
 	if (open_output(&r, a) || set_up(&r)) {
 		lwk_sample_source_close(&r.s);
 		return 1;

@@ -26,6 +26,8 @@ struct lwk_sampler_args {
 	const char *cpus;	/* CPUs to run on, or NULL */
 	uint64_t orphan_after;	/* s without a job process here before it stops */
 	int ready_fd;		/* the starter's pipe, or -1 (see --ready-fd) */
+	uint64_t memory_max;	/* bytes of data once the source is open (RLIMIT_DATA) */
+	uint64_t cpu_max;	/* hundredths of % of one CPU, on average */
 };
 
 /*

@@ -178,7 +178,7 @@ struct launch {
 	/* On this thread's stack: two steps' threads may start at once. */
 	char escape[LWK_ESCAPE_MAX][512];
 	int nescape;
-	char opt_job[16], opt_uid[16], opt_gid[16];
+	char opt_job[16], opt_uid[16], opt_gid[16], opt_mem[24], opt_cpu[24];
 };
 
 /* The cgroup.procs files that take the sampler out of the job's
@@ -291,6 +291,10 @@ static void exec_sampler(const struct launch *l)
 	argv[i++] = a->options;
 	argv[i++] = "--ready-fd";
 	argv[i++] = "5";
+	argv[i++] = "--memory-max";
+	argv[i++] = l->opt_mem;
+	argv[i++] = "--cpu-max";
+	argv[i++] = l->opt_cpu;
 	if (a->cgroup) {
 		argv[i++] = "--cgroup";
 		argv[i++] = a->cgroup;
@@ -418,6 +422,8 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 	snprintf(l.opt_job, sizeof(l.opt_job), "%u", a->job);
 	snprintf(l.opt_uid, sizeof(l.opt_uid), "%u", (unsigned)a->uid);
 	snprintf(l.opt_gid, sizeof(l.opt_gid), "%u", (unsigned)a->gid);
+	snprintf(l.opt_mem, sizeof(l.opt_mem), "%llu", (unsigned long long)a->memory_max);
+	snprintf(l.opt_cpu, sizeof(l.opt_cpu), "%llu", (unsigned long long)a->cpu_max);
 
 	/*
 	 * The sampler reports on this pipe: its pid first, then either

@@ -39,4 +39,28 @@ uint64_t lwk_ticker_fire(struct lwk_ticker *t, uint64_t now_ns, uint64_t *k);
 /* Is tick k a flush tick?  The same answer on every node. */
 bool lwk_tick_is_flush(uint64_t k, uint64_t flush_every);
 
+/*
+ * The site's bound on the sampler's CPU (plugstack syncmon_cpu=): a
+ * bucket that fills at `share` (hundredths of a percent of one CPU) of
+ * the wall time that passes, holds at most `burst` ns of CPU, and pays
+ * for what the sampler used.  A tick is sampled only while the bucket
+ * is not empty, so over any stretch the sampler's CPU is at most share
+ * of it plus one burst and one tick.  Pure: the caller reads the
+ * clocks (CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID).
+ */
+struct lwk_cpu_budget {
+	uint64_t share;		/* hundredths of a percent of one CPU, 1..10000 */
+	uint64_t burst;		/* ns of CPU the bucket holds */
+	int64_t level;		/* ns of CPU it holds now (below 0: in debt) */
+	uint64_t wall, cpu;	/* the clocks at the last look */
+	uint64_t limited;	/* ticks not sampled for it */
+};
+
+void lwk_cpu_budget_init(struct lwk_cpu_budget *b, uint64_t share, uint64_t burst_ns,
+			 uint64_t wall_ns, uint64_t cpu_ns);
+
+/* Settle what passed since the last look; true when this tick may be
+ * sampled, else false and counted in b->limited. */
+bool lwk_cpu_budget_allows(struct lwk_cpu_budget *b, uint64_t wall_ns, uint64_t cpu_ns);
+
 #endif

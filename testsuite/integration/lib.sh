@@ -181,6 +181,20 @@ need_private() {
 		skip "needs the private dev cluster (it edits plugstack.conf or reads daemon logs); pointed at $SLURM_CONF"
 }
 
+# with_plugstack ARGS CMD...: run CMD with plugstack.conf arguments ARGS,
+# then put the original back (a job submitted in CMD must have started
+# its steps by then: slurmstepd reads plugstack.conf at each launch).
+with_plugstack() {
+	local args=$1 conf=$LWK_DEV_DIR/plugstack.conf rc=0
+	shift
+	cp "$conf" "$LWK_WORK/plugstack.orig"
+	defer cp "$LWK_WORK/plugstack.orig" "$conf" # even if "$@" fails the test
+	sed -i "1s|\$| $args|" "$conf"
+	"$@" || rc=$?
+	cp "$LWK_WORK/plugstack.orig" "$conf"
+	return $rc
+}
+
 all_nodes_usable() {
 	local bad
 	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp|plnd)$' || true)

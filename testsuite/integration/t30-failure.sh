@@ -55,24 +55,11 @@ test_forged_value_fails_the_step_not_the_node() {
 	all_nodes_usable
 }
 
-# with_plugstack ARGS CMD...: run CMD with plugstack.conf arguments ARGS,
-# then put the original back.
-with_plugstack() {
-	local args=$1 conf=$LWK_DEV_DIR/plugstack.conf rc=0
-	shift
-	cp "$conf" "$LWK_WORK/plugstack.orig"
-	defer cp "$LWK_WORK/plugstack.orig" "$conf" # even if "$@" fails the test
-	sed -i "1s|\$| $args|" "$conf"
-	"$@" || rc=$?
-	cp "$LWK_WORK/plugstack.orig" "$conf"
-	return $rc
-}
-
 test_plugstack_unknown_key_is_an_error_naming_it() {
 	need_private
 	with_plugstack "on_error=fail_job statedir=/tmp" \
 		run_expect_fail "$LWK_WORK/err" srun -N1 true
-	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate" \
+	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate, syncmon_memory, syncmon_cpu" \
 		"$LWK_WORK/err"
 	with_plugstack "on_error=sometimes" run_expect_fail "$LWK_WORK/err" sbatch --wrap true
 	assert_grep "on_error must be one of fail_job\|drain_node" "$LWK_WORK/err"

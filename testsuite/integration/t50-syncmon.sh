@@ -325,6 +325,49 @@ test_the_sampler_keeps_no_more_than_sampling_needs() {
 	[ $((0x$eff & ~allowed)) = 0 ] || fail "it keeps capabilities sampling does not need: CapEff $eff"
 	[ -z "$shielded" ] || [ "$(on_node node2 cat "/proc/$pid/oom_score_adj")" = 0 ] ||
 		fail "its oom_score_adj is $(on_node node2 cat "/proc/$pid/oom_score_adj") (slurmstepd's), not 0"
+	# Its data is bounded by the site's syncmon_memory= (default 128M),
+	# soft and hard: the job's processes cannot make it grow past it.
+	on_node node2 grep -qE '^Max data size +134217728 +134217728 +bytes' "/proc/$pid/limits" ||
+		fail "its data is not bounded at syncmon_memory=128M: $(on_node node2 grep '^Max data' "/proc/$pid/limits")"
+}
+
+# sampler_job DIR OPTIONS: a one-node --sync-monitor job of 3 s, run to
+# its end; its id in $jid.
+sampler_job() {
+	jid=$(sbatch --parsable -N1 -w node1 -o "$1/out" --sync-monitor="$2",dir="$1" \
+		--wrap 'sleep 3') || fail "sbatch failed"
+	wait_job "$jid"
+}
+
+# The site's bounds on the sampler (plugstack syncmon_memory=,
+# syncmon_cpu=): a buffer= beyond the memory fails the job, not the
+# node, with the numbers; a sampler over its CPU share passes ticks over
+# on the same grid and says so.
+test_the_sites_bounds_on_the_sampler_hold() {
+	need_private
+	local dir=$LWK_WORK/sm-bounds footer samples limited
+	mkdir -p "$dir"
+	with_plugstack "syncmon_memory=32M" sampler_job "$dir" buffer=32M
+	[ "$job_state" = FAILED ] || fail "job $jid with buffer=32M under syncmon_memory=32M ended $job_state"
+	assert_grep "buffer=32M does not fit this site's sampler memory \\(plugstack.conf syncmon_memory=32M" \
+		"$dir/out" "the job's output"
+	assert_grep "buffer must be at most 16M" "$dir/out" "the job's output"
+	[ -z "$(find "$dir" -name "syncmon-$jid-*")" ] || fail "a sampler ran for the refused job"
+	all_nodes_usable
+
+	rm -f "$dir/out"
+	with_plugstack "syncmon_cpu=0.01%" sampler_job "$dir" interval=10ms,fullscan=1
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
+	footer=$(tail -1 "$dir"/syncmon-"$jid"-node1.jsonl)
+	samples=$(sed -n 's/.*"samples":\([0-9]*\).*/\1/p' <<<"$footer")
+	limited=$(sed -n 's/.*"cpu_limited":\([0-9]*\).*/\1/p' <<<"$footer")
+	[ -n "$samples" ] && [ -n "$limited" ] || fail "no footer with cpu_limited: $footer"
+	# 3 s of ticks every 10 ms at a hundredth of a percent of a CPU (a
+	# burst of 1 ms): most ticks are passed over.
+	[ "$limited" -gt "$samples" ] ||
+		fail "at syncmon_cpu=0.01% the sampler took $samples samples and passed over $limited"
+	assert_grep "lwk: job $jid on node1: lwk-syncmon: the sampler used more than this site's syncmon_cpu=0.01% of a CPU" \
+		"$LWK_DEV_DIR/log/slurmd-node1.log" "node1's slurmd log"
 }
 
 # /proc/<pid>/cwd and fd/N lead into another process's directory without

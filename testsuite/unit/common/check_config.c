@@ -43,7 +43,24 @@ START_TEST(values)
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
 			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no,"
-			      "lwk_isolate=auto");
+			      "lwk_isolate=auto,syncmon_memory=128M,syncmon_cpu=10%");
+}
+END_TEST
+
+/* The site's bounds on the sampler: a size and a share of one CPU. */
+START_TEST(sampler_bounds)
+{
+	char *argv[] = { "syncmon_memory=1G", "syncmon_cpu=0.5%" };
+	struct lwk_config c;
+
+	lwk_config_defaults(&c);
+	ck_assert_uint_eq(c.syncmon_memory, 128ULL << 20);
+	ck_assert_uint_eq(c.syncmon_cpu, 1000);
+	/* The default holds the largest buffer= beside the sampler's own. */
+	ck_assert_uint_ge(c.syncmon_memory, (64ULL << 20) + LWK_SYNCMON_OWN_BYTES);
+	ck_assert_int_eq(lwk_config_parse(2, argv, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.syncmon_memory, 1ULL << 30);
+	ck_assert_uint_eq(c.syncmon_cpu, 50);
 }
 END_TEST
 
@@ -98,10 +115,12 @@ START_TEST(refusals)
 	char *empty[] = { "=x" };
 	char *relative[] = { "state_dir=run/lwk" };
 	char *isolate[] = { "lwk_isolate=isolated" };
+	char *small[] = { "syncmon_memory=8M" }, *nocpu[] = { "syncmon_cpu=0" };
+	char *overcpu[] = { "syncmon_cpu=101%" };
 
 	refuse(2, unknown, "unknown key 'statedir'",
 	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
-	       "lwk_whole_dies, lwk_isolate");
+	       "lwk_whole_dies, lwk_isolate, syncmon_memory, syncmon_cpu");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");
@@ -109,6 +128,10 @@ START_TEST(refusals)
 	refuse(1, empty, "'=x' is not key=value", "allowed keys");
 	refuse(1, relative, "state_dir='run/lwk'", "must be an absolute path");
 	refuse(1, isolate, "lwk_isolate", "one of auto|partition|cpuset");
+	/* Less than the sampler's own tables and the smallest buffer=. */
+	refuse(1, small, "syncmon_memory", "a size from");
+	refuse(1, nocpu, "syncmon_cpu", "a percentage from 0.01");
+	refuse(1, overcpu, "syncmon_cpu", "to 100");
 }
 END_TEST
 
@@ -137,6 +160,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, values);
 	tcase_add_test(tc, isolate_values);
+	tcase_add_test(tc, sampler_bounds);
 	tcase_add_test(tc, long_paths);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, refusal_return_codes);

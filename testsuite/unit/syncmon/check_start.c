@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check_lwk.h"
+#include "common/config.h"
 #include "syncmon/control.h"
 
 /* The built sampler (make check sets SYNCMON), as an absolute path. */
@@ -80,6 +81,7 @@ static struct lwk_syncmon_start starter_args(uint32_t job, const char *program)
 {
 	static char out[128];
 	struct lwk_syncmon_start a = { 0 };
+	struct lwk_config site;
 
 	snprintf(out, sizeof(out), "%s/out", starter_root);
 	mkdir(out, 0755);
@@ -91,6 +93,10 @@ static struct lwk_syncmon_start starter_args(uint32_t job, const char *program)
 	a.gid = 0;
 	a.dir = out;
 	a.options = "interval=50ms";
+	/* The bounds a site gets without saying any. */
+	lwk_config_defaults(&site);
+	a.memory_max = site.syncmon_memory;
+	a.cpu_max = site.syncmon_cpu;
 	return a;
 }
 

@@ -68,6 +68,63 @@ START_TEST(ticks_skip_after_a_stall_or_forward_jump)
 }
 END_TEST
 
+/* The CPU bound: a sampler within its share samples every tick; one
+ * over it passes ticks over until it has earned its share back, and
+ * over a long run it gets no more than its share plus one burst. */
+START_TEST(cpu_budget_holds_the_share)
+{
+	struct lwk_cpu_budget b;
+	uint64_t wall = 100 * S, cpu = 7 * S, used = 0, sampled = 0;
+
+	/* 10% of a CPU, a burst of 1 s. */
+	lwk_cpu_budget_init(&b, 1000, 1 * S, wall, cpu);
+	/* 5 ms of CPU every 100 ms: 5%, always allowed. */
+	for (int i = 0; i < 1000; i++) {
+		wall += 100 * MS;
+		ck_assert(lwk_cpu_budget_allows(&b, wall, cpu));
+		cpu += 5 * MS;
+	}
+	ck_assert_uint_eq(b.limited, 0);
+	/* 50 ms every 100 ms when sampled: half a CPU wanted. */
+	for (int i = 0; i < 10000; i++) {
+		wall += 100 * MS;
+		if (lwk_cpu_budget_allows(&b, wall, cpu)) {
+			cpu += 50 * MS;
+			used += 50 * MS;
+			sampled++;
+		}
+	}
+	ck_assert_uint_gt(b.limited, 0);
+	ck_assert_uint_eq(b.limited + sampled, 10000);
+	/* 1000 s of wall time at 10%: 100 s, plus the burst and a tick. */
+	ck_assert_uint_le(used, 100 * S + 1 * S + 50 * MS);
+	ck_assert_uint_ge(used, 100 * S - 50 * MS);
+}
+END_TEST
+
+/* A clock that goes back earns nothing, and one huge tick is paid for
+ * by passing over ticks until its cost is earned back, not forgotten. */
+START_TEST(cpu_budget_debt_and_clocks)
+{
+	struct lwk_cpu_budget b;
+	uint64_t wall = 50 * S, cpu = 0;
+	int passed = 0;
+
+	lwk_cpu_budget_init(&b, 1000, 1 * S, wall, cpu);
+	ck_assert(lwk_cpu_budget_allows(&b, wall - 10 * S, cpu));
+	ck_assert_uint_eq(b.wall, wall);
+	cpu += 3 * S; /* one tick of 3 s: 2 s of debt past the burst */
+	wall += 100 * MS;
+	while (!lwk_cpu_budget_allows(&b, wall, cpu)) {
+		wall += 100 * MS;
+		passed++;
+	}
+	/* 2 s of debt at 10% of a CPU: about 20 s of wall time. */
+	ck_assert_int_ge(passed, 195);
+	ck_assert_int_le(passed, 205);
+}
+END_TEST
+
 Suite *tick_suite(void)
 {
 	Suite *s = suite_create("tick");
@@ -76,6 +133,8 @@ Suite *tick_suite(void)
 	tcase_add_test(tc, ticks_align_across_nodes);
 	tcase_add_test(tc, ticks_honour_offset_and_report_lateness);
 	tcase_add_test(tc, ticks_skip_after_a_stall_or_forward_jump);
+	tcase_add_test(tc, cpu_budget_holds_the_share);
+	tcase_add_test(tc, cpu_budget_debt_and_clocks);
 	suite_add_tcase(s, tc);
 	return s;
 }
