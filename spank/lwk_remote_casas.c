@@ -159,7 +159,9 @@ int lwk_remote_casas_user_init(spank_t sp)
 
 static void *probe_main(void *arg)
 {
-	static char log[16384];
+	/* On this thread's own stack (the default size: megabytes), not
+	 * static: no buffer another thread could share. */
+	char log[16384];
 
 	(void)arg;
 	log[0] = '\0';

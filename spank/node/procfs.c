@@ -348,14 +348,16 @@ int lwk_cgroup_job_pids(const char *job_cgroup, pid_t *pids, size_t max, size_t 
 int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
 		      pid_t *pids, size_t max, size_t *n, uint64_t *not_job)
 {
-	static char env[65536];
-	char path[512];
-	DIR *d = opendir(proc_root);
+	/* On the heap, not static: no buffer shared between threads. */
+	char path[512], *env = malloc(65536);
+	DIR *d = env ? opendir(proc_root) : NULL;
 	struct dirent *e;
 
 	*n = 0;
-	if (!d)
+	if (!d) {
+		free(env);
 		return -1;
+	}
 	while ((e = readdir(d))) {
 		size_t got;
 
@@ -367,7 +369,7 @@ int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
 		if (not_job && pid < LWK_PID_BITS && (not_job[pid / 64] >> (pid % 64) & 1))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/environ", proc_root, e->d_name);
-		if (read_small(path, env, sizeof(env), &got))
+		if (read_small(path, env, 65536, &got))
 			continue; /* gone, or a kernel thread */
 		if (lwk_environ_matches(env, got, job, node)) {
 			if (*n < max)
@@ -377,6 +379,7 @@ int lwk_scan_job_pids(const char *proc_root, uint32_t job, const char *node,
 		}
 	}
 	closedir(d);
+	free(env);
 	return 0;
 }
 
@@ -450,20 +453,29 @@ static ssize_t pread_text(int fd, char *buf, size_t len)
 	return n;
 }
 
-int lwk_nodestat_read(struct lwk_nodestat *s)
+static int nodestat_read(struct lwk_nodestat *s, char *buf, size_t len)
 {
-	static char buf[65536];
-
-	if (pread_text(s->stat_fd, buf, sizeof(buf)) <= 0 ||
+	if (pread_text(s->stat_fd, buf, len) <= 0 ||
 	    lwk_parse_proc_stat(buf, &s->busy, &s->total, &s->forks))
 		return -1;
-	if (pread_text(s->mem_fd, buf, sizeof(buf)) <= 0 ||
+	if (pread_text(s->mem_fd, buf, len) <= 0 ||
 	    lwk_parse_meminfo(buf, &s->mem_total_kb, &s->mem_avail_kb))
 		return -1;
-	if (pread_text(s->load_fd, buf, sizeof(buf)) <= 0)
+	if (pread_text(s->load_fd, buf, len) <= 0)
 		return -1;
 	s->load1 = strtod(buf, NULL);
 	return 0;
+}
+
+int lwk_nodestat_read(struct lwk_nodestat *s)
+{
+	/* /proc/stat of a node of many CPUs: on the heap, not static (no
+	 * buffer shared between threads). */
+	char *buf = malloc(65536);
+	int rc = buf ? nodestat_read(s, buf, 65536) : -1;
+
+	free(buf);
+	return rc;
 }
 
 int lwk_parse_cpu_stat(const char *text, uint64_t *usage_usec)
