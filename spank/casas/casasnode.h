@@ -104,6 +104,19 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
 
 /*
+ * The most a probe holds the node's probe lock, and so the most another
+ * job waits held on one die behind it: at probe=60s a job of 16 dies
+ * would hold it 25 minutes.  Windows are cut, then points, to fit.
+ */
+#define LWK_CASAS_PROBE_BUDGET_US (120ULL * 1000000)
+
+/* How a probe of `probe` us windows over at most `most` dies fits
+ * `budget` us: the points it takes (at least one when most > 0); its
+ * window and its whole time in *window and *total.  Pure. */
+unsigned int lwk_casas_probe_plan(uint64_t probe, unsigned int most, uint64_t budget,
+				  uint64_t *window, uint64_t *total);
+
+/*
  * Probe job (its record must exist) and re-plan with its curve.  Polls
  * *stop between windows and stops early when it is set or the job's
  * cgroup is gone.  What happened goes to log, a line each, handed to

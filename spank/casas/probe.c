@@ -123,6 +123,11 @@ static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned in
 		if (!probing) {
 			rec->prober_pid = 0;
 			rec->prober_start = 0;
+		} else if (!rec->prober_pid) {
+			/* Held again after it was let go (probe_lock): by this
+			 * process, which a re-plan must see go. */
+			rec->prober_pid = (unsigned int)getpid();
+			rec->prober_start = lwk_casas_proc_start(r->proc, rec->prober_pid);
 		}
 		if (k && k <= LWK_CASAS_MAX_POINTS && k == rec->curve.n + 1) {
 			rec->curve.ips[k] = ips;
@@ -149,26 +154,6 @@ int lwk_casas_unhold(const struct lwk_node_roots *r, uint32_t job, bool (*alive)
 	return ok ? 0 : -1;
 }
 
-/* One job probes at a time on a node: its windows must not see another
- * job's dies move.  The lock fd, or -1 when told to stop first. */
-static int probe_lock(const struct lwk_node_roots *r, const volatile int *stop)
-{
-	char path[4200];
-	int fd;
-
-	lwk_casas_dir(r, path, sizeof(path));
-	strncat(path, "/.probe.lock", sizeof(path) - strlen(path) - 1);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		if (!nap(100000, stop)) {
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
-}
 
 /* Hand what was logged so far to emit (the slurmd log, as it happens). */
 static void flush(char *log, void (*emit)(char *))
@@ -196,12 +181,80 @@ struct probe {
 	struct lwk_perf_counter *c;
 	struct lwk_perf_event ev;
 	bool per_thread;	/* cgroup v1: per thread, with inherit */
+	uint64_t window;	/* us of each window (probe=, or less: the budget) */
+	uint64_t total;		/* us the whole probe takes at most, hold included */
 	struct lwk_casas_record rec;
 	char err[512], counters[256];
 };
 
+/*
+ * One job probes at a time on a node: its windows must not see another
+ * job's dies move.  A job waits on one die (its hold, from its join) no
+ * longer than its own probe would take: then it is let go (the split
+ * without its curve) and waits on, held again once its turn comes.  The
+ * lock fd, or -1 when told to stop first.
+ */
+static int probe_lock(struct probe *p)
+{
+	char path[4200];
+	double until = now_s() + (double)p->total / 1e6;
+	bool held = true;
+	int fd;
+
+	lwk_casas_dir(p->r, path, sizeof(path));
+	strncat(path, "/.probe.lock", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (held && now_s() >= until) {
+			flush(p->log, p->emit);
+			probe_step(p->r, p->job, 0, 0, 0, NULL, p->alive, &p->rec, p->log, p->loglen);
+			say(p->log, p->loglen, "lwk: contention-aware: job %u: another job's probe "
+			    "outlasts this one's own (%.1f s): off its one die until its turn to probe",
+			    p->job, (double)p->total / 1e6);
+			flush(p->log, p->emit);
+			held = false;
+		}
+		if (!nap(100000, p->stop)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/*
+ * How a probe fits the node's budget (LWK_CASAS_PROBE_BUDGET_US): a
+ * first nap and, for each of k points, a settle of half a window and the
+ * window.  A window too long for one point is cut to one that fits;
+ * then as many points as fit, at most `most`.  The points; the window
+ * and the whole in *window and *total (us).
+ */
+static uint64_t settle_of(uint64_t window)
+{
+	return window / 2 > 50000 ? window / 2 : 50000;
+}
+
+unsigned int lwk_casas_probe_plan(uint64_t probe, unsigned int most, uint64_t budget,
+				  uint64_t *window, uint64_t *total)
+{
+	uint64_t w = probe, k;
+
+	if (w + settle_of(w) + w > budget)
+		w = budget * 2 / 5; /* w + w/2 + w = budget */
+	k = budget > w ? (budget - w) / (settle_of(w) + w) : 0;
+	if (k > most)
+		k = most;
+	if (most && !k)
+		k = 1;
+	*window = w;
+	*total = w + k * (settle_of(w) + w);
+	return (unsigned int)k;
+}
+
 /* The most dies the probe tries: the whole dies Slurm allowed the job,
- * at most its max_dies.  The caller holds the probe lock. */
+ * at most its max_dies. */
 static unsigned int most_dies(const struct lwk_topology *t, const struct lwk_casas_record *rec)
 {
 	struct lwk_cpuset dies;
@@ -234,7 +287,7 @@ static bool probe_window(struct probe *p, unsigned int k)
 		return false;
 	}
 	/* Let its threads spread over the new dies first. */
-	if (!nap(p->rec.opts.probe / 2 > 50000 ? p->rec.opts.probe / 2 : 50000, p->stop))
+	if (!nap(settle_of(p->window), p->stop))
 		return false;
 	/* Per thread: the threads of now (inherit covers what they
 	 * start; processes started by others since would be missed). */
@@ -250,7 +303,7 @@ static bool probe_window(struct probe *p, unsigned int k)
 	t0 = now_s();
 	if (lwk_perf_read(p->c, &a))
 		return false;
-	if (!nap(p->rec.opts.probe, p->stop))
+	if (!nap(p->window, p->stop))
 		return false;
 	if (lwk_perf_read(p->c, &b))
 		return false;
@@ -286,6 +339,7 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 			   .loglen = loglen, .emit = emit };
 	struct lwk_topology *t;
 	unsigned int most;
+	double start;
 	int lock, rc;
 
 	p.c = calloc(1, sizeof(*p.c));
@@ -296,7 +350,29 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return -1;
 	}
-	lock = probe_lock(r, stop);
+	/* What it will probe, before it waits for its turn: how long it may
+	 * wait held comes from it. */
+	if (lwk_casas_load(r, job, &p.rec) != 1 || !strcmp(p.rec.status, "off")) {
+		/* Unreadable: the re-plans skip it, its hold counts for nothing. */
+		free(p.c);
+		lwk_casas_unhold(r, job, alive, log, loglen);
+		return 0;
+	}
+	t = lwk_topology_read(r->sysfs, p.err, sizeof(p.err));
+	if (!t) {
+		say(log, loglen, "lwk: contention-aware: job %u: %s", job, p.err);
+		probe_step(r, job, 0, 0, 0, NULL, alive, &p.rec, log, loglen);
+		free(p.c);
+		return -1;
+	}
+	most = lwk_casas_probe_plan(p.rec.opts.probe, most_dies(t, &p.rec),
+				    LWK_CASAS_PROBE_BUDGET_US, &p.window, &p.total);
+	lwk_topology_free(t);
+	if (p.window < p.rec.opts.probe)
+		say(log, loglen, "lwk: contention-aware: job %u: probe windows of %.1f s, not %.1f s: "
+		    "the node's probe budget is %.0f s", job, (double)p.window / 1e6,
+		    (double)p.rec.opts.probe / 1e6, (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
+	lock = probe_lock(&p);
 	if (lock < 0) {
 		/* The step ended while another job probed. */
 		say(log, loglen, "lwk: contention-aware: job %u: the step ended before its probe began",
@@ -306,25 +382,15 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 		return 0;
 	}
 	if (lwk_casas_load(r, job, &p.rec) != 1 || !strcmp(p.rec.status, "off")) {
-		/* Unreadable: the re-plans skip it, its hold counts for nothing. */
 		close(lock);
 		free(p.c);
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return 0;
 	}
-	t = lwk_topology_read(r->sysfs, p.err, sizeof(p.err));
-	if (!t) {
-		say(log, loglen, "lwk: contention-aware: job %u: %s", job, p.err);
-		probe_step(r, job, 0, 0, 0, NULL, alive, &p.rec, log, loglen);
-		close(lock);
-		free(p.c);
-		return -1;
-	}
-	most = most_dies(t, &p.rec);
-	lwk_topology_free(t);
+	start = now_s();
 	/* A job is measured once it runs: its first window would otherwise
 	 * see it start its processes (the paper assumes steady behaviour). */
-	nap(p.rec.opts.probe, stop);
+	nap(p.window, stop);
 	if (open_counter(r, &p.rec, p.c, &p.ev, p.err, sizeof(p.err))) {
 		snprintf(p.counters, sizeof(p.counters), "none: %.240s", p.err);
 		say(log, loglen, "lwk: contention-aware: job %u: cannot count '%s' here, the split is equal: %s",
@@ -338,9 +404,19 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 	snprintf(p.counters, sizeof(p.counters), "%s (%s, %s)", p.ev.name,
 		 p.ev.type == 0 ? "hardware" : p.ev.type == 1 ? "software" : "raw",
 		 p.per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
-	for (unsigned int k = 1; k <= most; k++)
+	for (unsigned int k = 1; k <= most; k++) {
+		/* Waits for the node lock stretch a probe: the budget holds
+		 * in wall time too (after the first point). */
+		if (k > 1 && (now_s() - start) * 1e6 + (double)(settle_of(p.window) + p.window) >
+				     (double)LWK_CASAS_PROBE_BUDGET_US) {
+			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies: the "
+			    "node's probe budget (%.0f s) is spent", job, k - 1,
+			    (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
+			break;
+		}
 		if (!probe_window(&p, k))
 			break;
+	}
 	/* Done, or cut short: what was measured decides; memory follows. */
 	rc = probe_end(&p);
 	/* The next job may probe while this one's memory moves. */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The probe (spank/casas/probe.c): a probe that never began, or whose
- * process is gone, gives the job's hold back. */
+ * process is gone, gives the job's hold back; one fits the node's
+ * budget; a job waits held no longer than its own probe would take. */
+#include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "node_tree.h"
 
@@ -88,6 +91,83 @@ START_TEST(a_probe_that_never_began_gives_the_hold_back)
 }
 END_TEST
 
+/* The node's budget cuts a probe's windows, then its points, and leaves
+ * a short one as it is. */
+START_TEST(a_probe_fits_the_node_budget)
+{
+	const uint64_t B = 120ULL * 1000000, S = 1000000;
+	uint64_t w, total;
+
+	/* probe=60s on 16 dies: 25 minutes asked; one point of 48 s. */
+	ck_assert_uint_eq(lwk_casas_probe_plan(60 * S, 16, B, &w, &total), 1);
+	ck_assert_uint_eq(w, 48 * S);
+	ck_assert_uint_le(total, B);
+	/* probe=10s: as many points of 10 s as fit (15 s each after 10). */
+	ck_assert_uint_eq(lwk_casas_probe_plan(10 * S, 16, B, &w, &total), 7);
+	ck_assert_uint_eq(w, 10 * S);
+	ck_assert_uint_le(total, B);
+	/* The default, 500 ms: every die, untouched. */
+	ck_assert_uint_eq(lwk_casas_probe_plan(500000, 16, B, &w, &total), 16);
+	ck_assert_uint_eq(w, 500000);
+	ck_assert_uint_eq(total, 500000 + 16 * 750000);
+	/* Nothing to probe: no point; windows of 10 ms settle 50 ms. */
+	ck_assert_uint_eq(lwk_casas_probe_plan(500000, 0, B, &w, &total), 0);
+	ck_assert_uint_eq(lwk_casas_probe_plan(10000, 2, B, &w, &total), 2);
+	ck_assert_uint_eq(total, 10000 + 2 * 60000);
+	/* The budget the plugin uses. */
+	ck_assert_uint_eq(lwk_casas_probe_plan(60 * S, 1024, LWK_CASAS_PROBE_BUDGET_US, &w, &total), 1);
+	ck_assert_uint_le(total, LWK_CASAS_PROBE_BUDGET_US);
+}
+END_TEST
+
+static volatile int waiter_stop;
+static int waiter_rc = -7;
+
+static void *waiter(void *arg)
+{
+	static char wlog[16384];
+
+	(void)arg;
+	waiter_rc = lwk_casas_probe(&roots, 41, &waiter_stop, all_alive, wlog, sizeof(wlog), NULL);
+	return NULL;
+}
+
+/* Another job's probe outlasts this job's own (probe=10ms on 4 dies:
+ * about 0.3 s): the job is let go from its one die while it waits, and
+ * still probes once its turn comes. */
+START_TEST(a_waiting_job_is_released_after_its_own_probe_time)
+{
+	struct lwk_casas_record a = arriving(41);
+	struct timespec second = { 1, 0 };
+	pthread_t th;
+	int lock;
+
+	node_tree();
+	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock,probe=10ms", &a.opts,
+					  err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_uint_eq(load(41).probing, 1);
+	ck_assert_uint_eq(ndies(41), 1);
+	lock = take(".probe.lock");
+	waiter_stop = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, waiter, NULL), 0);
+	nanosleep(&second, NULL);
+	/* Still waiting for the lock, no longer held. */
+	ck_assert_uint_eq(load(41).probing, 0);
+	ck_assert_str_eq(dies_of(41), "0-3");
+	close(lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(waiter_rc, 0);
+	/* Its turn came: it tried to count (the fake tree has no counter). */
+	ck_assert_ptr_nonnull(strstr(load(41).counters, "none:"));
+	ck_assert_uint_eq(load(41).probing, 0);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories must be root's. */
 Suite *casas_probe_root_suite(void)
 {
@@ -95,6 +175,8 @@ Suite *casas_probe_root_suite(void)
 	TCase *tc = tcase_create("probe");
 
 	tcase_add_test(tc, a_probe_that_never_began_gives_the_hold_back);
+	tcase_add_test(tc, a_probe_fits_the_node_budget);
+	tcase_add_test(tc, a_waiting_job_is_released_after_its_own_probe_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
