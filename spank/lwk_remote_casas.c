@@ -45,6 +45,19 @@ static void log_lines(char *log)
 		slurm_info("%s (on %s)", line, node);
 }
 
+/* The step's cgroup below the job's, as Slurm names it (task/cgroup,
+ * v1 and v2): what a launch widens besides the job level. */
+static const char *step_cgroup(uint32_t stepid, char *buf, size_t len)
+{
+	if (stepid == SLURM_BATCH_SCRIPT)
+		snprintf(buf, len, "step_batch");
+	else if (stepid == SLURM_INTERACTIVE_STEP)
+		snprintf(buf, len, "step_interactive");
+	else
+		snprintf(buf, len, "step_%u", stepid);
+	return buf;
+}
+
 /*
  * What Slurm allocated the job here: the only CPUs it may ever get.
  * From its abstract cores, mapped to Linux CPUs; else the cpuset Slurm
@@ -82,7 +95,7 @@ static int allocation(spank_t sp, struct lwk_casas_record *r, char *err, size_t 
 
 void lwk_remote_casas_setup(spank_t sp, const char *step)
 {
-	char text[8192], err[512], log[8192] = "";
+	char text[8192], err[512], log[8192] = "", stepcg[32];
 	uint32_t job = 0, stepid = 0;
 	FILE *f;
 	size_t n;
@@ -124,9 +137,12 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	first_here = rc == 1 && strcmp(rec.status, "off");
 	/* Slurm binds each task to CPUs of the step after forking it: a
 	 * cgroup narrowed to the job's dies (or to one, probing) would refuse
-	 * them and the launch fail.  All of Slurm's CPUs until the last task
-	 * is bound (post_fork of the last local task). */
-	if (strcmp(rec.status, "off") && lwk_casas_launch(&roots, rec.job, err, sizeof(err)) == 0)
+	 * them and the launch fail.  All of Slurm's CPUs on the job level and
+	 * this step's cgroup until the last task is bound (post_fork of the
+	 * last local task); the job's other steps keep their dies. */
+	if (strcmp(rec.status, "off") &&
+	    lwk_casas_launch(&roots, rec.job, step_cgroup(stepid, stepcg, sizeof(stepcg)), err,
+			     sizeof(err)) == 0)
 		launching = true;
 	else if (strcmp(rec.status, "off"))
 		slurm_error("lwk: step %s: --contention-aware: %s", step, err);

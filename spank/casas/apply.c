@@ -72,6 +72,32 @@ int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_recor
 	return (mems ? lwk_cgroup_set_mems_tree : lwk_cgroup_set_cpus_tree)(&cg, set, err, errlen);
 }
 
+int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			      char *err, size_t errlen)
+{
+	struct lwk_cgroup job, step;
+	char dir[1100];
+
+	if (!lwk_casas_step_name_ok(rec->launcher_step))
+		return lwk_casas_apply(r, rec, false, &rec->allowed_cpus, err, errlen);
+	if (!rec->cgroup[0])
+		return ERR("lwk: job %u has no cgroup to place", rec->job);
+	/* The job level first: a step's CPUs must be within its parent's. */
+	if (lwk_cgroup_init(&job, r->cgroup_root, rec->cgroup, err, errlen) ||
+	    lwk_cgroup_set_cpus(&job, &rec->allowed_cpus, err, errlen))
+		return -1;
+	step = job;
+	if ((size_t)snprintf(step.path, sizeof(step.path), "%s/%s", job.path, rec->launcher_step) >=
+	    sizeof(step.path))
+		return ERR("lwk: job %u: the path of %s is too long", rec->job, rec->launcher_step);
+	/* Not made yet (Slurm makes it as the step starts): Slurm gives it
+	 * CPUs of the step itself, within the job level's. */
+	lwk_cgroup_dir(&step, "cpuset", dir, sizeof(dir));
+	if (access(dir, F_OK))
+		return 0;
+	return lwk_cgroup_set_cpus_tree(&step, &rec->allowed_cpus, err, errlen);
+}
+
 /* Every cpuset.mems write holds it (lwk_casas_bind_memory,
  * lwk_casas_reapply): two writers could otherwise leave an older
  * decision's nodes last.  The fd, or -1. */

@@ -58,6 +58,10 @@ struct lwk_casas_record {
 	 * refuses (the launch fails).  0: none. */
 	unsigned int launcher_pid;
 	unsigned long long launcher_start;
+	/* Its step's cgroup below the job's ("step_0", "step_batch"): only
+	 * it and the job level get Slurm's CPUs, the other steps keep their
+	 * dies.  Empty: the whole tree (two steps launching at once). */
+	char launcher_step[32];
 	struct lwk_casas_curve curve;
 	struct lwk_cpuset dies, cpus, mems; /* given now (die indices, CPUs, nodes) */
 	char split[512];	/* the node's last decision, one line              */
@@ -97,11 +101,17 @@ int lwk_casas_load(const struct lwk_node_roots *r, uint32_t job, struct lwk_casa
  * launch (lwk_casas_launch).  0 or -1 with err. */
 int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
 
-/* A step of job begins to start its tasks in this process: its cgroup
- * tree gets all of Slurm's CPUs back (re-plans keep it so) until this
- * process's lwk_casas_reapply or its end.  0 (also: no record, or off),
- * or -1 with err. */
-int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
+/* A step of job begins to start its tasks in this process: the job's
+ * cgroup and the step's (step: its name below the job's, "step_0") get
+ * all of Slurm's CPUs back, the job's other steps keep their dies
+ * (re-plans keep it so), until this process's lwk_casas_reapply or its
+ * end.  0 (also: no record, or off), or -1 with err. */
+int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, const char *step, char *err,
+		     size_t errlen);
+
+/* A step cgroup's name as the record keeps it: "step_" and letters,
+ * digits or '_' (never a path).  Pure. */
+bool lwk_casas_step_name_ok(const char *step);
 
 /*
  * The most a probe holds the node's probe lock, and so the most another

@@ -69,6 +69,13 @@ bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
 int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_record *rec, bool mems,
 		    const struct lwk_cpuset *set, char *err, size_t errlen);
 
+/* A step of the job starts its tasks (rec->launcher_pid): all of
+ * Slurm's CPUs (rec->allowed_cpus) on the job's cgroup and on the
+ * launching step's tree (rec->launcher_step), the other steps left as
+ * they are; the whole tree when no step is named.  0 or -1 with err. */
+int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			      char *err, size_t errlen);
+
 /* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
  * or -1. */
 int lwk_casas_mems_lock(const struct lwk_node_roots *r);

@@ -95,6 +95,7 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 		/* This step's tasks are bound: the decision may narrow them. */
 		rec.launcher_pid = 0;
 		rec.launcher_start = 0;
+		rec.launcher_step[0] = '\0';
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			rc = ERR("%s", e2);
 	}
@@ -118,7 +119,8 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 	return rc;
 }
 
-int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)
+int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, const char *step, char *err,
+		     size_t errlen)
 {
 	struct lwk_casas_record rec;
 	int nfd = lwk_node_lock(r->state_root), rc = 0;
@@ -126,10 +128,18 @@ int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, char *err, si
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off")) {
+		/* Another step still launching (its process alive): both keep
+		 * the whole tree wide, as neither knows when the other's
+		 * tasks are bound. */
+		bool other = rec.launcher_pid && rec.launcher_pid != (unsigned int)getpid() &&
+			     lwk_casas_proc_start(r->proc, rec.launcher_pid) == rec.launcher_start;
+
+		snprintf(rec.launcher_step, sizeof(rec.launcher_step), "%s",
+			 !other && step && lwk_casas_step_name_ok(step) ? step : "");
 		rec.launcher_pid = (unsigned int)getpid();
 		rec.launcher_start = lwk_casas_proc_start(r->proc, rec.launcher_pid);
 		rc = lwk_casas_store(r, &rec, err, errlen);
-		if (rc == 0 && lwk_casas_apply(r, &rec, false, &rec.allowed_cpus, err, errlen))
+		if (rc == 0 && lwk_casas_apply_launching(r, &rec, err, errlen))
 			rc = -1;
 	}
 	close(nfd);

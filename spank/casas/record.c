@@ -47,10 +47,12 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
 				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
-				"prober=%u:%llu\nlauncher=%u:%llu\nips=%s\ndies=%s\ncpus=%s\nmems=%s\nsplit=%s\n",
+				"prober=%u:%llu\nlauncher=%u:%llu\nlauncher_step=%s\nips=%s\ndies=%s\ncpus=%s\n"
+				"mems=%s\nsplit=%s\n",
 				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
-				r->prober_pid, r->prober_start, r->launcher_pid, r->launcher_start, ips, dies,
-				cpus, mems, split);
+				r->prober_pid, r->prober_start, r->launcher_pid, r->launcher_start,
+				lwk_casas_step_name_ok(r->launcher_step) ? r->launcher_step : "", ips,
+				dies, cpus, mems, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", "refused", NULL };
@@ -143,6 +145,28 @@ static int parse_process(const char *key, const char *v, struct lwk_casas_record
 	return bad;
 }
 
+bool lwk_casas_step_name_ok(const char *step)
+{
+	size_t n = strlen(step);
+
+	if (n <= 5 || n >= sizeof(((struct lwk_casas_record *)0)->launcher_step) ||
+	    strncmp(step, "step_", 5))
+		return false;
+	for (size_t i = 5; i < n; i++)
+		if (!isalnum((unsigned char)step[i]) && step[i] != '_')
+			return false;
+	return true;
+}
+
+/* launcher_step=: empty, or a step cgroup's name.  0, or 1 when bad. */
+static int parse_step(const char *v, struct lwk_casas_record *r)
+{
+	if (v[0] && !lwk_casas_step_name_ok(v))
+		return 1;
+	snprintf(r->launcher_step, sizeof(r->launcher_step), "%s", v);
+	return 0;
+}
+
 /* options=: the --contention-aware options.  0, or nonzero when bad. */
 static int parse_options(const char *v, struct lwk_casas_record *r)
 {
@@ -182,6 +206,8 @@ static int parse_field(const char *key, const char *v, struct lwk_casas_record *
 		return parse_probing(v, r);
 	if (!strcmp(key, "prober") || !strcmp(key, "launcher"))
 		return parse_process(key, v, r);
+	if (!strcmp(key, "launcher_step"))
+		return parse_step(v, r);
 	if (!strcmp(key, "ips"))
 		return lwk_casas_curve_parse(v, &r->curve);
 	if (!strcmp(key, "dies"))

@@ -89,6 +89,7 @@ static void forget_gone_processes(struct plan *p, struct lwk_casas_record *rec)
 		/* Its step died while starting its tasks: narrowed again below. */
 		rec->launcher_pid = 0;
 		rec->launcher_start = 0;
+		rec->launcher_step[0] = '\0';
 		memset(&rec->cpus, 0, sizeof(rec->cpus));
 	}
 }
@@ -244,9 +245,10 @@ static int write_job(struct plan *p, unsigned int k)
 	 * after the step starts) gets its CPUs from the record when the
 	 * step's tasks start (lwk_casas_reapply): the decision stands. */
 	/* A step starting its tasks keeps all of Slurm's CPUs meanwhile
-	 * (lwk_casas_launch); the decision is written when it is done. */
+	 * (lwk_casas_launch), the job's other steps what they have; the
+	 * decision is written when it is done. */
 	if (rec->launcher_pid) {
-		if (lwk_casas_apply(p->r, rec, false, &rec->allowed_cpus, p->err, sizeof(p->err)))
+		if (lwk_casas_apply_launching(p->r, rec, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
 	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) && apply_cpus(p, rec, &cpus)) {
 		/* Its CPUs could not be narrowed to its share (more cgroups

@@ -283,6 +283,36 @@ test_three_jobs_share_a_node_on_disjoint_dies() {
 	done
 }
 
+# A job whose turn to probe is long in coming (another job probes in
+# windows of 20 s: about 110 s) is let go from its one die once it has
+# waited as long as its own probe would take (0.1 s windows: under a
+# second), and the other job is still probing then.
+test_a_waiting_job_is_not_held_past_its_own_probe() {
+	local node a b an bn deadline
+	need_split
+	node=$(casas_node)
+	an=$(unique_name slowprobe)
+	a=$(submit "$an" 1 0 event=task-clock,probe=20s) || fail "sbatch failed"
+	defer scancel "$a"
+	# Its tasks run: its probe has begun (the last task starts it).
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		grep -q '^SLURM_CASAS_STATUS=' "$LWK_WORK/$an.out" 2>/dev/null && break
+		snooze 0.5
+	done
+	grep -q '^SLURM_CASAS_STATUS=' "$LWK_WORK/$an.out" 2>/dev/null ||
+		fail "job $a's tasks did not start within $(wait_bound) s$(job_story "$a" "$node")"
+	bn=$(unique_name quickprobe)
+	b=$(submit "$bn" 1 0 event=task-clock,probe=100ms) || fail "sbatch failed"
+	defer scancel "$b"
+	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$b" '^probing=0$' ||
+		fail "job $b is still held: $(record "$node" "$b")$(job_story "$b" "$node")"
+	fetch "$node" "$a" "$b"
+	[ "$(rec_field "$a" probing)" -ge 1 ] ||
+		fail "job $a's probe was over before job $b was let go (the release did not come first): $(cat "$LWK_WORK/rec.$a")"
+	assert_grep "job $b: another job's probe outlasts this one's own" "$(slurmd_log "$node")" \
+		"$node's slurmd log"
+}
+
 test_without_counters_the_split_is_equal() {
 	local node a counters
 	need_cosched

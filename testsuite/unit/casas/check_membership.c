@@ -31,7 +31,7 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 					sizeof(err)),
 			 1);
 	ck_assert_str_eq(cpus_text(&a.cpus), "0-1"); /* held on one die */
-	ck_assert_int_eq(lwk_casas_launch(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_0", err, sizeof(err)), 0);
 	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
 	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
 	ck_assert_uint_eq(load(41).launcher_pid, (unsigned int)getpid());
@@ -52,7 +52,7 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 
 		ck_assert_int_ge(child, 0);
 		if (!child)
-			_exit(lwk_casas_launch(&roots, 42, err, sizeof(err)) ? 1 : 0);
+			_exit(lwk_casas_launch(&roots, 42, "step_0", err, sizeof(err)) ? 1 : 0);
 		ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	}
 	ck_assert_str_eq(cg_cpus(42, "/step_0"), "0-7");
@@ -61,6 +61,66 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 	ck_assert_uint_eq(load(42).launcher_pid, 0);
 	assert_cgroup_matches(42);
 	ck_assert_str_ne(cg_cpus(42, "/step_0"), "0-7");
+	tree_remove();
+}
+END_TEST
+
+/* A second step launching next to a running one: the job level and the
+ * new step get Slurm's CPUs, the running step keeps its die; two
+ * launches at once widen the whole tree. */
+START_TEST(a_launch_widens_only_its_own_step)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42);
+	char p[300];
+
+	node_tree();
+	snprintf(p, sizeof(p), JOBCG "/step_1", 41);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.cpus", 41);
+	tree_put(p, "0-7\n");
+	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.mems", 41);
+	tree_put(p, "0-1\n");
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1"); /* held on one die */
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
+	ck_assert_str_eq(load(41).launcher_step, "step_1");
+	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-1");
+	/* Another job arrives: the launching step stays wide, the running
+	 * one is left as it is. */
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
+	/* Its tasks are bound: every cgroup of the job the decision. */
+	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_str_eq(load(41).launcher_step, "");
+	assert_cgroup_matches(41);
+	{
+		struct lwk_casas_record now = load(41);
+		char want[64];
+
+		snprintf(want, sizeof(want), "%s", cpus_text(&now.cpus));
+		ck_assert_str_eq(cg_cpus(41, "/step_1"), want);
+	}
+	/* Two at once: this process launches step_1, a child step_0 while
+	 * this one still runs: the whole tree. */
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
+	{
+		pid_t child = fork();
+
+		ck_assert_int_ge(child, 0);
+		if (!child)
+			_exit(lwk_casas_launch(&roots, 41, "step_0", err, sizeof(err)) ? 1 : 0);
+		ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	}
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7");
+	ck_assert_str_eq(load(41).launcher_step, "");
 	tree_remove();
 }
 END_TEST
@@ -138,6 +198,7 @@ Suite *casas_membership_root_suite(void)
 	TCase *tc = tcase_create("membership");
 
 	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
+	tcase_add_test(tc, a_launch_widens_only_its_own_step);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
 	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);
 	suite_add_tcase(s, tc);
