@@ -137,12 +137,14 @@ int lwk_jobscript_epilog(spank_t sp)
 		 * returns the dies of jobs that are gone: logged when the
 		 * job had dies or gone jobs' dies returned (the latter was
 		 * silent after a plain job's epilog, seen on sid); a plain
-		 * job's routine re-plan is not. */
+		 * job's routine re-plan is not.  The other jobs' memory
+		 * follows their CPUs in a process this epilog does not wait
+		 * for. */
 		struct lwk_node_roots r;
 		char clog[8192] = "";
 
 		lwk_node_roots_of(&r, node);
-		if (lwk_casas_leave(&r, job, lwk_job_alive, clog, sizeof(clog)))
+		if (lwk_casas_leave_apart(&r, job, lwk_job_alive, clog, sizeof(clog)))
 			log_lines(job, node, clog);
 		step[EP_REPLAN] = seconds_since(&t0);
 	}

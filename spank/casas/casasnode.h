@@ -149,4 +149,9 @@ int lwk_casas_unhold(const struct lwk_node_roots *r, uint32_t job, bool (*alive)
 int lwk_casas_leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
 		    char *log, size_t loglen);
 
+/* The same for a job's epilog: the other jobs' memory follows their
+ * new CPUs in a detached process, which the epilog does not wait for. */
+int lwk_casas_leave_apart(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uint32_t),
+			  char *log, size_t loglen);
+
 #endif

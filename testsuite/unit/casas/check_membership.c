@@ -125,6 +125,53 @@ START_TEST(a_launch_widens_only_its_own_step)
 }
 END_TEST
 
+/* An epilog's leave re-plans the others and returns: their memory
+ * moves in a process of its own (here held up by another writer's
+ * memory lock), never in the epilog. */
+START_TEST(an_epilog_does_not_wait_for_the_others_memory)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	struct timespec tenth = { 0, 100000000 };
+	int lock, status = -1, i;
+	pid_t child;
+
+	alone_on_the_node(&a);
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(ndies(41), 2);
+	lock = take(".mems.lock");
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child)
+		_exit(lwk_casas_leave_apart(&roots, 42, all_alive, logbuf, sizeof(logbuf)) == 1 ? 0 : 1);
+	for (i = 0; i < 50 && waitpid(child, &status, WNOHANG) == 0; i++)
+		nanosleep(&tenth, NULL);
+	if (i == 50) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	ck_assert_msg(i < 50, "the leave waited for the memory lock");
+	ck_assert_int_eq(status, 0);
+	/* The CPUs are the job's at once; its memory once the lock is free. */
+	ck_assert_str_eq(dies_of(41), "0-3");
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.mems), "0-1");
+	close(lock);
+	for (i = 0; i < 50; i++) {
+		char p[300];
+
+		snprintf(p, sizeof(p), JOBCG "/step_0/cpuset.mems", 41);
+		if (!strcmp(tree_get(p), "0-1\n"))
+			break;
+		nanosleep(&tenth, NULL);
+	}
+	assert_cgroup_matches(41);
+	tree_remove();
+}
+END_TEST
+
 START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
 {
 	struct lwk_casas_record a = arriving(41), off = arriving(42), r;
@@ -199,6 +246,7 @@ Suite *casas_membership_root_suite(void)
 
 	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
 	tcase_add_test(tc, a_launch_widens_only_its_own_step);
+	tcase_add_test(tc, an_epilog_does_not_wait_for_the_others_memory);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
 	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);
 	suite_add_tcase(s, tc);
