@@ -40,12 +40,13 @@ unsigned long long lwk_casas_proc_start(const char *proc, unsigned int pid)
 	return start;
 }
 
-/* The probe holding rec (its prober) has ended without giving the hold
- * back: its slurmstepd was killed, or the step ended between the join
- * and the probe.  A record of an older plugin (no prober) is trusted. */
+/* The probe holding rec, or waiting for its turn (its prober), has
+ * ended without giving the hold back: its slurmstepd was killed, or the
+ * step ended between the join and the probe.  A record of an older
+ * plugin (no prober) is trusted. */
 bool lwk_casas_probe_is_gone(const struct lwk_node_roots *r, const struct lwk_casas_record *rec)
 {
-	return rec->probing && rec->prober_pid &&
+	return rec->prober_pid &&
 	       lwk_casas_proc_start(r->proc, rec->prober_pid) != rec->prober_start;
 }
 

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,11 @@ static int open_counter(const struct lwk_node_roots *r, const struct lwk_casas_r
 	return open_threads(c, ev, dir, r->proc, err, errlen);
 }
 
+/* probe_step's probing for a job let go from its one die while it
+ * waits for its turn: no hold, its prober kept on record (no job's
+ * memory moves while one waits: its probe is still to come). */
+#define WAITING UINT_MAX
+
 /* Update one job's record under the node lock: set its probe state and
  * maybe a curve point, then re-plan.  false when the record is gone. */
 static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned int probing,
@@ -119,7 +125,7 @@ static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned in
 	if (nfd < 0)
 		return false;
 	if (lwk_casas_load(r, job, rec) == 1) {
-		rec->probing = probing;
+		rec->probing = probing == WAITING ? 0 : probing;
 		if (!probing) {
 			rec->prober_pid = 0;
 			rec->prober_start = 0;
@@ -209,7 +215,8 @@ static int probe_lock(struct probe *p)
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (held && now_s() >= until) {
 			flush(p->log, p->emit);
-			probe_step(p->r, p->job, 0, 0, 0, NULL, p->alive, &p->rec, p->log, p->loglen);
+			probe_step(p->r, p->job, WAITING, 0, 0, NULL, p->alive, &p->rec, p->log,
+				   p->loglen);
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: another job's probe "
 			    "outlasts this one's own (%.1f s): off its one die until its turn to probe",
 			    p->job, (double)p->total / 1e6);

@@ -38,7 +38,7 @@ struct plan {
 	unsigned int nj;
 	enum lwk_objective objective;
 	struct lwk_casas_decision d;
-	bool probing;		/* a job is held for its probe */
+	bool probing;		/* a job is held for its probe, or waits for it */
 	char err[512], line[512]; /* line: the decision, for the log and each record */
 };
 
@@ -107,6 +107,10 @@ static void take_record(struct plan *p, const struct gone_jobs *g, uint32_t id)
 	forget_gone_processes(p, rec);
 	if (!strcmp(rec->status, "off"))
 		return;
+	/* A probe to come (a job let go while it waits for its turn): no
+	 * memory moves yet, as while one runs. */
+	if (rec->prober_pid)
+		p->probing = true;
 	p->idx[p->nj] = p->n - 1;
 	memset(job, 0, sizeof(*job));
 	job->id = rec->job;
