@@ -47,6 +47,6 @@ echo
 grep -h "lwk: step $jid\..*started the sampler" /share/log/slurmd-node*.log
 
 step "the kernel paths --lwk and --contention-aware build on, checked on this guest"
-/src/testsuite/kernel/check_kpath --expect-dies 4 --expect-numa 2
+LWK_KERNEL_CHECKS=1 /src/testsuite/kernel/check_kpath --expect-dies 4 --expect-numa 2
 echo
 echo "Job files are in $work (on the host: ${work/#\/share/\$LWK_VM_DIR/share})."

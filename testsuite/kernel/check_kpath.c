@@ -9,7 +9,8 @@
  * Prints "ok: ", "FAIL: " and "SKIP: <why>" lines; exit 1 on a failure,
  * Checks that a machine may lack carry a [tag] on their ok and SKIP
  * lines, so that scripts/test can tell a host skip the guests covered.
- * 77 when not root.  Runs on the host (cgroup v1, one NUMA node) and on
+ * 77 when not root, or without LWK_KERNEL_CHECKS=1 (a bare make check
+ * on a cluster's node leaves it alone).  Runs on the host (cgroup v1, one NUMA node) and on
  * the test guests (cgroup v2, two NUMA nodes, dies), where
  * --expect-dies N --expect-numa N check the topology too.
  */
@@ -342,6 +343,15 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0) {
 		printf("SKIP: the kernel-path checks need root (cgroups, hugepages)\n");
+		return 77;
+	}
+	/* A bare make check, as root on a cluster's node, must leave the
+	 * node as it was: these move its IRQs, make an isolated partition
+	 * and reserve hugepages, for the length of the check. */
+	if (!getenv("LWK_KERNEL_CHECKS") || strcmp(getenv("LWK_KERNEL_CHECKS"), "1")) {
+		printf("SKIP: the kernel-path checks change this node for a moment (its IRQs' "
+		       "affinities, an isolated cpuset partition, hugepages): run them on a test "
+		       "machine with LWK_KERNEL_CHECKS=1 (scripts/test does)\n");
 		return 77;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
