@@ -339,12 +339,51 @@ static int probe_end(struct probe *p)
 	return 0;
 }
 
+/* How many dies the probe takes and its windows (p->window, p->total),
+ * from the node's topology and the budget.  0, or -1 (logged, the hold
+ * given back) when the topology cannot be read. */
+static int plan_probe(struct probe *p, unsigned int *most)
+{
+	struct lwk_topology *t = lwk_topology_read(p->r->sysfs, p->err, sizeof(p->err));
+
+	if (!t) {
+		say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", p->job, p->err);
+		probe_step(p->r, p->job, 0, 0, 0, NULL, p->alive, &p->rec, p->log, p->loglen);
+		return -1;
+	}
+	*most = lwk_casas_probe_plan(p->rec.opts.probe, most_dies(t, &p->rec),
+				     LWK_CASAS_PROBE_BUDGET_US, &p->window, &p->total);
+	lwk_topology_free(t);
+	if (p->window < p->rec.opts.probe)
+		say(p->log, p->loglen, "lwk: contention-aware: job %u: probe windows of %.1f s, not "
+		    "%.1f s: the node's probe budget is %.0f s", p->job, (double)p->window / 1e6,
+		    (double)p->rec.opts.probe / 1e6, (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
+	return 0;
+}
+
+/* The windows on 1, 2, ... most dies, until one stops the probe or the
+ * budget is spent: waits for the node lock stretch a probe, so the
+ * budget holds in wall time too (after the first point). */
+static void run_windows(struct probe *p, unsigned int most, double start)
+{
+	for (unsigned int k = 1; k <= most; k++) {
+		if (k > 1 && (now_s() - start) * 1e6 + (double)(settle_of(p->window) + p->window) >
+				     (double)LWK_CASAS_PROBE_BUDGET_US) {
+			say(p->log, p->loglen, "lwk: contention-aware: job %u: probe stops at %u dies: "
+			    "the node's probe budget (%.0f s) is spent", p->job, k - 1,
+			    (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
+			return;
+		}
+		if (!probe_window(p, k))
+			return;
+	}
+}
+
 int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile int *stop,
 		    bool (*alive)(uint32_t), char *log, size_t loglen, void (*emit)(char *))
 {
 	struct probe p = { .r = r, .job = job, .stop = stop, .alive = alive, .log = log,
 			   .loglen = loglen, .emit = emit };
-	struct lwk_topology *t;
 	unsigned int most;
 	double start;
 	int lock, rc;
@@ -365,20 +404,10 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 		lwk_casas_unhold(r, job, alive, log, loglen);
 		return 0;
 	}
-	t = lwk_topology_read(r->sysfs, p.err, sizeof(p.err));
-	if (!t) {
-		say(log, loglen, "lwk: contention-aware: job %u: %s", job, p.err);
-		probe_step(r, job, 0, 0, 0, NULL, alive, &p.rec, log, loglen);
+	if (plan_probe(&p, &most)) {
 		free(p.c);
 		return -1;
 	}
-	most = lwk_casas_probe_plan(p.rec.opts.probe, most_dies(t, &p.rec),
-				    LWK_CASAS_PROBE_BUDGET_US, &p.window, &p.total);
-	lwk_topology_free(t);
-	if (p.window < p.rec.opts.probe)
-		say(log, loglen, "lwk: contention-aware: job %u: probe windows of %.1f s, not %.1f s: "
-		    "the node's probe budget is %.0f s", job, (double)p.window / 1e6,
-		    (double)p.rec.opts.probe / 1e6, (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
 	lock = probe_lock(&p);
 	if (lock < 0) {
 		/* The step ended while another job probed. */
@@ -411,19 +440,7 @@ int lwk_casas_probe(const struct lwk_node_roots *r, uint32_t job, const volatile
 	snprintf(p.counters, sizeof(p.counters), "%s (%s, %s)", p.ev.name,
 		 p.ev.type == 0 ? "hardware" : p.ev.type == 1 ? "software" : "raw",
 		 p.per_thread ? "per thread, inherited" : "per CPU on the job's cgroup");
-	for (unsigned int k = 1; k <= most; k++) {
-		/* Waits for the node lock stretch a probe: the budget holds
-		 * in wall time too (after the first point). */
-		if (k > 1 && (now_s() - start) * 1e6 + (double)(settle_of(p.window) + p.window) >
-				     (double)LWK_CASAS_PROBE_BUDGET_US) {
-			say(log, loglen, "lwk: contention-aware: job %u: probe stops at %u dies: the "
-			    "node's probe budget (%.0f s) is spent", job, k - 1,
-			    (double)LWK_CASAS_PROBE_BUDGET_US / 1e6);
-			break;
-		}
-		if (!probe_window(&p, k))
-			break;
-	}
+	run_windows(&p, most, start);
 	/* Done, or cut short: what was measured decides; memory follows. */
 	rc = probe_end(&p);
 	/* The next job may probe while this one's memory moves. */

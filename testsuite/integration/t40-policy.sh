@@ -61,6 +61,29 @@ test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
 	scancel "$jid"
 }
 
+# The policy is a module a site's own job_submit.lua calls first: a rule
+# of the site's (a comment on every job) and the policy's rounding both
+# apply, and a refusal of the policy comes back through the site's
+# script.  slurmctld loads the script again when it changes.
+test_a_sites_own_job_submit_lua_keeps_its_rules_beside_the_policy() {
+	need_private
+	need_policy_partitions
+	local script=$LWK_DEV_DIR/job_submit.lua jid
+	geometry
+	cp "$script" "$LWK_WORK/job_submit.orig"
+	defer cp "$LWK_WORK/job_submit.orig" "$script"
+	grep -q "The site's own rules here" "$script" || fail "$script is not the package's example"
+	sed -i "0,/  -- The site's own rules here\./s//  job_desc.comment = \"site_rule_ran\"/" "$script"
+	touch -d '+2 seconds' "$script" # a new mtime even within the second
+	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
+	defer scancel "$jid"
+	[ "$(field "$jid" Comment)" = "site_rule_ran" ] || fail "the site's rule did not run: Comment=$(field "$jid" Comment)"
+	[ "$(field "$jid" NumCPUs)" = "$die_cpus" ] ||
+		fail "the policy did not round: NumCPUs=$(field "$jid" NumCPUs), expected one die ($die_cpus)"
+	run_expect_fail "$LWK_WORK/err" sbatch -H -p dies --lwk=os=x --wrap true
+	assert_grep "os='x' is not valid" "$LWK_WORK/err"
+}
+
 test_two_jobs_on_one_node_get_disjoint_whole_dies() {
 	need_private
 	need_policy_partitions

@@ -1,14 +1,14 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- lua fuzz-values.lua SRCDIR COUNT SEED: COUNT option values made of the
 -- grammar's own pieces and of bytes it refuses, each with the verdict of
--- job_submit.lua's check_value, as lines of cases.tsv (option, value
+-- lwk_policy.lua's check_value, as lines of cases.tsv (option, value
 -- with every byte outside printable ASCII and '\' written \xNN, ok or
 -- refuse, "lwk:").  check_options.c judges them again with the nodes'
 -- parser: the two must never disagree.
 local srcdir, count, seed = arg[1] or ".", tonumber(arg[2]) or 20000, tonumber(arg[3]) or 1
 package.path = srcdir .. "/testsuite/lua/?.lua;" .. package.path
 require("fake_slurm").install()
-local M = dofile(srcdir .. "/lua/job_submit.lua")
+local M = dofile(srcdir .. "/lua/lwk_policy.lua")
 
 local OPTIONS = { "lwk", "sync-monitor", "contention-aware" }
 local KEYS = { "os", "mem", "numa", "backend", "hugepage", "deleg_mem", "deleg_cpu",

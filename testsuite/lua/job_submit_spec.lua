@@ -1,5 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- busted spec for lua/job_submit.lua, run under lua5.1 and lua5.3.
+-- busted spec for lua/lwk_policy.lua and the job_submit.lua that loads
+-- it, run under lua5.1 and lua5.3.
 local srcdir = os.getenv("srcdir") or "."
 package.path = srcdir .. "/testsuite/lua/?.lua;" .. package.path
 local fake = require("fake_slurm")
@@ -22,7 +23,9 @@ Partition=epyc NodeType=epyc
 
 local function load_policy(config_text)
   fake.install()
-  local M = dofile(srcdir .. "/lua/job_submit.lua")
+  local M = dofile(srcdir .. "/lua/lwk_policy.lua")
+  -- What the site's job_submit.lua calls.
+  _G.slurm_job_submit, _G.slurm_job_modify = M.job_submit, M.job_modify
   M.site_text = config_text
   M.read_config_text = function()
     if M.site_text then return M.site_text end
@@ -476,6 +479,68 @@ describe("slurm_job_submit", function()
     local job = fake.job({}, { partition = "batch", cpus_per_task = 100 })
     assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
     assert.truthy(fake.user[1]:find("^lwk: die placement: %-%-cpus%-per%-task=100"))
+  end)
+end)
+
+-- The site's job_submit.lua as slurmctld runs it: lua/job_submit.lua with
+-- the module's path where the package installs it replaced by the source
+-- tree's, written into a directory of its own (slurm.conf's) with
+-- lwk_policy.conf next to it; site_rule, when given, is a line of the
+-- site's own put where the example says.
+local function site_script(site_rule)
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -m 700 " .. dir)
+  local f = assert(io.open(srcdir .. "/lua/job_submit.lua"))
+  local text = f:read("*a")
+  f:close()
+  local module = srcdir:sub(1, 1) == "/" and srcdir or (os.getenv("PWD") .. "/" .. srcdir)
+  local n
+  text, n = text:gsub("/usr/share/slurm%-lwk/lwk_policy%.lua", module .. "/lua/lwk_policy.lua")
+  assert.are.equal(1, n)
+  if site_rule then
+    text, n = text:gsub("  %-%- The site's own rules here%.\n", "  " .. site_rule .. "\n", 1)
+    assert.are.equal(1, n)
+  end
+  f = assert(io.open(dir .. "/job_submit.lua", "w"))
+  f:write(text)
+  f:close()
+  f = assert(io.open(dir .. "/lwk_policy.conf", "w"))
+  f:write(SITE)
+  f:close()
+  fake.install()
+  _G.slurm_job_submit, _G.slurm_job_modify = nil, nil
+  dofile(dir .. "/job_submit.lua")
+  return dir
+end
+
+describe("the site's job_submit.lua", function()
+  it("runs the policy first, with lwk_policy.conf next to it, then the site's own rule", function()
+    local dir = site_script('job_desc.comment = "site rule"')
+    -- The policy's rounding, from the lwk_policy.conf next to the script.
+    local job = fake.job({}, { partition = "batch", num_tasks = 3 })
+    assert.are.equal(slurm.SUCCESS, slurm_job_submit(job, PARTS, 1000))
+    assert.are.equal(6, job.min_cpus)
+    assert.are.equal("site rule", job.comment)
+    -- A refusal of the policy is the script's; the site's rule not run.
+    job = fake.job({ opt("lwk", "os=x") })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.is_nil(job.comment)
+    assert.truthy(fake.user[1]:find("os='x' is not valid", 1, true), fake.user[1])
+    -- An update goes through the policy too.
+    assert.are.equal(slurm.ERROR,
+      slurm_job_modify({ partition = "cosched" }, { partition = "batch", spank_job_env = { [0] = opt("lwk", "os=1") },
+                        spank_job_env_size = 1 }, PARTS, 1000))
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("reads lwk_policy.conf next to itself, not next to the module", function()
+    local dir = site_script()
+    os.remove(dir .. "/lwk_policy.conf")
+    local job = fake.job({ opt("lwk") })
+    assert.are.equal(slurm.ERROR, slurm_job_submit(job, PARTS, 1000))
+    assert.truthy(fake.user[1]:find(dir .. "/lwk_policy.conf", 1, true), fake.user[1])
+    os.execute("rm -rf " .. dir)
   end)
 end)
 

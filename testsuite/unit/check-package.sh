@@ -127,7 +127,8 @@ else
 		/usr/share/man/man1/slurm-lwk.1.gz /usr/share/man/man1/lwk-topology.1.gz \
 		/usr/share/man/man1/syncmon-report.1.gz /usr/share/man/man5/lwk_policy.conf.5.gz \
 		/usr/share/man/man8/slurm-lwk.8.gz /usr/share/man/man8/lwk-sweep.8.gz \
-		/usr/share/slurm-lwk/job_submit.lua /usr/share/slurm-lwk/lwk_policy.conf.example \
+		/usr/share/slurm-lwk/lwk_policy.lua /usr/share/slurm-lwk/job_submit.lua \
+		/usr/share/slurm-lwk/lwk_policy.conf.example \
 		/usr/share/doc/slurm-lwk/examples/plugstack.conf.d/lwk.conf; do
 		check "the .deb has $f" grep -qxF "$f" "$tmp/deb.files"
 	done
