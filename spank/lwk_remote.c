@@ -219,7 +219,7 @@ int lwk_remote_post_opt(spank_t sp)
 	}
 	if (lwk_req.casas_given)
 		lwk_remote_casas_setup(sp, step);
-	if (lwk_req.syncmon_given)
+	if (lwk_req.syncmon_given && !lwk_req.remote_error[0])
 		start_sampler(sp, step);
 	return 0;
 }

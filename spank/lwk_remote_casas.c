@@ -135,6 +135,18 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	}
 	joined = true;
 	first_here = rc == 1 && strcmp(rec.status, "off");
+	if (!strcmp(rec.status, "refused")) {
+		/* Its CPUs could not be narrowed to its share (cgroups below
+		 * its own that the walk cannot take, or that are widened as
+		 * fast as they are narrowed): the job's new steps fail here,
+		 * the node and the other jobs' shares stay as they are. */
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
+			 "lwk: --contention-aware: job %u's CPUs on %.60s could not be narrowed to its "
+			 "share (%.200s): its steps are refused there", job, node, rec.why);
+		slurm_error("lwk: step %s: %s", step, lwk_req.remote_error);
+		log_lines(log);
+		return;
+	}
 	/* Slurm binds each task to CPUs of the step after forking it: a
 	 * cgroup narrowed to the job's dies (or to one, probing) would refuse
 	 * them and the launch fail.  All of Slurm's CPUs on the job level and

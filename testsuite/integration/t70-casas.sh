@@ -313,6 +313,59 @@ test_a_waiting_job_is_not_held_past_its_own_probe() {
 		"$node's slurmd log"
 }
 
+# deep_cgroups NODE CGROUP make|remove: four nested cgroups of 201-char
+# names below a job's cgroup, with cpusets: a path the split's walk does
+# not take (what a user can make below their step on cgroup v1, where
+# Slurm 22.05 gives them its directories; made here as root).
+deep_cgroups() {
+	on_node "$1" bash -c 'd=/sys/fs/cgroup$1 n=$(printf "%0200d" 0) all=()
+		for i in 1 2 3 4; do d=$d/$n$i; all+=("$d"); done
+		if [ "$2" = make ]; then
+			for i in 0 1 2 3; do
+				mkdir "${all[i]}" || exit 1
+				[ "$i" = 3 ] || echo +cpuset >"${all[i]}/cgroup.subtree_control" || exit 1
+			done
+		else
+			for i in 3 2 1 0; do rmdir "${all[i]}" 2>/dev/null; done
+		fi
+		true' - "$2" "$3"
+}
+
+# A job whose CPUs cannot be narrowed to its share keeps no CPUs it was
+# not written: its record says refused, and its next step fails with the
+# reason, not the node.
+test_a_job_that_cannot_be_narrowed_has_its_next_step_refused() {
+	local node a b an cg
+	need_split
+	node=$(casas_node)
+	an=$(unique_name wide)
+	a=$(sbatch --parsable -p cosched -w "$node" -n "$(node_cpus "$node")" -J "$an" -o "$LWK_WORK/$an.out" \
+		--contention-aware=event=task-clock,probe=100ms \
+		--wrap "while [ ! -e $LWK_WORK/$an.go ]; do sleep 1; done; srun -n1 true; echo second step: \$?; sleep 600") ||
+		fail "sbatch failed"
+	defer scancel "$a"
+	wait_status "$node" placed "$a"
+	cg=$(rec_field "$a" cgroup)
+	[ -n "$cg" ] || fail "job $a's record has no cgroup: $(cat "$LWK_WORK/rec.$a")"
+	deep_cgroups "$node" "$cg" make || fail "cannot make the deep cgroups below $cg on $node"
+	defer deep_cgroups "$node" "$cg" remove
+	b=$(submit "$(unique_name narrowing)" 1 0 event=task-clock,probe=100ms) || fail "sbatch failed"
+	defer scancel "$b"
+	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" '^status=refused$' ||
+		fail "job $a was not refused: $(record "$node" "$a")$(job_story "$a" "$node")"
+	touch "$LWK_WORK/$an.go"
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		grep -q '^second step: ' "$LWK_WORK/$an.out" 2>/dev/null && break
+		snooze 0.5
+	done
+	assert_grep '^second step: [1-9]' "$LWK_WORK/$an.out" "job $a's output"
+	assert_grep "could not be narrowed to its share .*its steps are refused there" "$LWK_WORK/$an.out" \
+		"job $a's output"
+	deep_cgroups "$node" "$cg" remove
+	scancel "$a"
+	all_nodes_usable
+}
+
 test_without_counters_the_split_is_equal() {
 	local node a counters
 	need_cosched
