@@ -265,12 +265,17 @@ static void escape_cgroups(const struct launch *l, pid_t me)
 	}
 }
 
+#define SAMPLER_ARGV 32
+
 /* In the child: exec the checked program (fd 4); returns only when
  * that failed, after reporting its errno on the pipe (fd 5). */
 static void exec_sampler(const struct launch *l)
 {
 	const struct lwk_syncmon_start *a = l->a;
-	const char *argv[24];
+	/* At most 26: 21 always (the program and ten options with their
+	 * values), 2 each for --cgroup and --cpus, the NULL.  Count again
+	 * when adding one. */
+	const char *argv[SAMPLER_ARGV];
 	int i = 0, e;
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 

@@ -185,6 +185,50 @@ START_TEST(the_pid_is_recorded_before_start_returns)
 }
 END_TEST
 
+/* Every argument reaches the sampler, with the most of them: a job
+ * cgroup, CPUs to run on and the site's bounds. */
+START_TEST(the_sampler_gets_every_argument)
+{
+	const char *program = sampler_path();
+	struct lwk_syncmon_start a = starter_args(4100030, program);
+	static const char *const want[] = { "--job", "4100030", "--node", "n1", "--options",
+					    "interval=50ms", "--ready-fd", "5", "--memory-max",
+					    "134217728", "--cpu-max", "1000", "--cgroup", "", "--cpus",
+					    "0", NULL };
+	char err[512], state[256], path[300], cmd[8192], cg[256];
+	pid_t pids[8];
+	ssize_t len;
+	int fd, n;
+
+	snprintf(cg, sizeof(cg), "%s/cg", starter_root);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	a.cgroup = cg;
+	a.cpus = "0";
+	snprintf(state, sizeof(state), "%s/n1/4100030", starter_root);
+	ck_assert_int_eq(lwk_syncmon_start(&a, err, sizeof(err)), 1);
+	n = samplers_of(state, pids, 8);
+	ck_assert_int_eq(n, 1);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pids[0]);
+	fd = open(path, O_RDONLY);
+	len = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	ck_assert_int_gt(len, 0);
+	cmd[len] = '\0';
+	for (const char *const *w = want; *w; w++) {
+		const char *value = **w ? *w : cg; /* "": the cgroup made here */
+		bool found = false;
+
+		for (ssize_t off = 0; off < len; off += (ssize_t)strlen(cmd + off) + 1)
+			if (!strcmp(cmd + off, value))
+				found = true;
+		ck_assert_msg(found, "the sampler's command line lacks '%s'", value);
+	}
+	ck_assert_int_eq(lwk_syncmon_stop(starter_root, "n1", 4100030, 2000, NULL, 0), 1);
+	kill_samplers(state);
+}
+END_TEST
+
 /* A sampler that cannot be run is an error of the start, not a silent
  * success: the job's log then says why there is no sampler. */
 START_TEST(a_sampler_that_cannot_run_is_an_error)
@@ -288,6 +332,7 @@ Suite *start_root_suite(void)
 	tcase_add_checked_fixture(tc, starter_setup, starter_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, start_then_immediate_stop_stops_the_sampler);
+	tcase_add_test(tc, the_sampler_gets_every_argument);
 	tcase_add_test(tc, the_pid_is_recorded_before_start_returns);
 	tcase_add_test(tc, a_sampler_that_cannot_run_is_an_error);
 	tcase_add_test(tc, source_bpf_that_cannot_work_is_refused_with_the_reason);
