@@ -72,6 +72,18 @@ int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_recor
 	return (mems ? lwk_cgroup_set_mems_tree : lwk_cgroup_set_cpus_tree)(&cg, set, err, errlen);
 }
 
+bool lwk_casas_cgroup_made(const struct lwk_node_roots *r, const struct lwk_casas_record *rec)
+{
+	struct lwk_cgroup cg;
+	char dir[1100], file[1200], e[256];
+
+	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)))
+		return true; /* not for this to judge: the write says why */
+	lwk_cgroup_dir(&cg, "cpuset", dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/cpuset.cpus", dir);
+	return access(file, F_OK) == 0;
+}
+
 int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			      char *err, size_t errlen)
 {

@@ -69,6 +69,10 @@ bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
 int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_record *rec, bool mems,
 		    const struct lwk_cpuset *set, char *err, size_t errlen);
 
+/* Has Slurm made the job's cpuset cgroup yet (v1 makes it as the first
+ * step starts)?  true also when it cannot tell (the write will say). */
+bool lwk_casas_cgroup_made(const struct lwk_node_roots *r, const struct lwk_casas_record *rec);
+
 /* A step of the job starts its tasks (rec->launcher_pid): all of
  * Slurm's CPUs (rec->allowed_cpus) on the job's cgroup and on the
  * launching step's tree (rec->launcher_step), the other steps left as

@@ -223,6 +223,11 @@ static void note_decision(const struct plan *p, struct lwk_casas_record *rec, bo
 static int apply_cpus(struct plan *p, const struct lwk_casas_record *rec,
 		      const struct lwk_cpuset *cpus)
 {
+	/* Not made yet (v1: Slurm makes the job's cpuset as its first step
+	 * starts): nothing to write, the step's reapply writes the decision
+	 * then.  Not a refusal. */
+	if (!lwk_casas_cgroup_made(p->r, rec))
+		return 0;
 	for (int attempt = 0;; attempt++) {
 		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
 

@@ -172,6 +172,24 @@ START_TEST(an_epilog_does_not_wait_for_the_others_memory)
 }
 END_TEST
 
+/* cgroup v1: Slurm makes the job's cpuset as its first step starts,
+ * after the step joined: a decision for a cgroup not made yet is kept,
+ * not a refusal (which would fail the job's steps). */
+START_TEST(a_cgroup_not_made_yet_is_no_refusal)
+{
+	struct lwk_casas_record a = arriving(41), late = arriving(44);
+
+	alone_on_the_node(&a);
+	ck_assert_int_eq(lwk_casas_join(&roots, &late, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_str_ne(load(44).status, "refused");
+	ck_assert_str_ne(load(41).status, "refused");
+	ck_assert_uint_gt(ndies(44), 0);
+	tree_remove();
+}
+END_TEST
+
 START_TEST(a_job_without_a_cgroup_is_off_and_never_touched)
 {
 	struct lwk_casas_record a = arriving(41), off = arriving(42), r;
@@ -247,6 +265,7 @@ Suite *casas_membership_root_suite(void)
 	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
 	tcase_add_test(tc, a_launch_widens_only_its_own_step);
 	tcase_add_test(tc, an_epilog_does_not_wait_for_the_others_memory);
+	tcase_add_test(tc, a_cgroup_not_made_yet_is_no_refusal);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);
 	tcase_add_test(tc, reapply_writes_memory_nodes_under_the_memory_lock);
 	suite_add_tcase(s, tc);
