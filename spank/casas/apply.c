@@ -84,30 +84,53 @@ bool lwk_casas_cgroup_made(const struct lwk_node_roots *r, const struct lwk_casa
 	return access(file, F_OK) == 0;
 }
 
+/* Step's tree below the job's cgroup job gets cpus, if Slurm made it
+ * (it makes it as the step starts, with CPUs of the step within the
+ * job level's).  0 or -1 with err. */
+static int set_step(const struct lwk_cgroup *job, const char *step, const struct lwk_cpuset *cpus,
+		    char *err, size_t errlen)
+{
+	struct lwk_cgroup cg = *job;
+	char dir[1100];
+
+	if ((size_t)snprintf(cg.path, sizeof(cg.path), "%s/%s", job->path, step) >= sizeof(cg.path))
+		return ERR("lwk: the path of %s below %s is too long", step, job->path);
+	lwk_cgroup_dir(&cg, "cpuset", dir, sizeof(dir));
+	if (access(dir, F_OK))
+		return 0;
+	return lwk_cgroup_set_cpus_tree(&cg, cpus, err, errlen);
+}
+
 int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			      char *err, size_t errlen)
 {
-	struct lwk_cgroup job, step;
-	char dir[1100];
+	struct lwk_cgroup job;
 
-	if (!lwk_casas_step_name_ok(rec->launcher_step))
-		return lwk_casas_apply(r, rec, false, &rec->allowed_cpus, err, errlen);
+	for (unsigned int i = 0; i < rec->nlaunchers; i++)
+		if (!lwk_casas_step_name_ok(rec->launchers[i].step))
+			return lwk_casas_apply(r, rec, false, &rec->allowed_cpus, err, errlen);
 	if (!rec->cgroup[0])
 		return ERR("lwk: job %u has no cgroup to place", rec->job);
 	/* The job level first: a step's CPUs must be within its parent's. */
 	if (lwk_cgroup_init(&job, r->cgroup_root, rec->cgroup, err, errlen) ||
 	    lwk_cgroup_set_cpus(&job, &rec->allowed_cpus, err, errlen))
 		return -1;
-	step = job;
-	if ((size_t)snprintf(step.path, sizeof(step.path), "%s/%s", job.path, rec->launcher_step) >=
-	    sizeof(step.path))
-		return ERR("lwk: job %u: the path of %s is too long", rec->job, rec->launcher_step);
-	/* Not made yet (Slurm makes it as the step starts): Slurm gives it
-	 * CPUs of the step itself, within the job level's. */
-	lwk_cgroup_dir(&step, "cpuset", dir, sizeof(dir));
-	if (access(dir, F_OK))
+	for (unsigned int i = 0; i < rec->nlaunchers; i++)
+		if (set_step(&job, rec->launchers[i].step, &rec->allowed_cpus, err, errlen))
+			return -1;
+	return 0;
+}
+
+int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			  const char *step, char *err, size_t errlen)
+{
+	struct lwk_cgroup job;
+
+	if (!lwk_casas_step_name_ok(step) || !lwk_cpuset_count(&rec->cpus))
 		return 0;
-	return lwk_cgroup_set_cpus_tree(&step, &rec->allowed_cpus, err, errlen);
+	if (lwk_cgroup_init(&job, r->cgroup_root, rec->cgroup, err, errlen))
+		return -1;
+	return set_step(&job, step, &rec->cpus, err, errlen);
 }
 
 /* Every cpuset.mems write holds it (lwk_casas_bind_memory,

@@ -38,6 +38,14 @@
 #include "node/statedir.h"
 #include "common/options.h"
 
+/* A step of a job starting its tasks on the node (lwk_casas_launch). */
+#define LWK_CASAS_MAX_LAUNCHERS 16
+struct lwk_casas_launcher {
+	unsigned int pid;		/* its slurmstepd */
+	unsigned long long start;	/* and that process's start time */
+	char step[32];			/* "step_0", "step_batch"; "": not known */
+};
+
 struct lwk_casas_record {
 	uint32_t job;
 	char status[16];	/* probing, placed, equal, shared, off, refused */
@@ -52,16 +60,14 @@ struct lwk_casas_record {
 	 * slurmstepd is recognised as gone and the hold dropped.  0: none. */
 	unsigned int prober_pid;
 	unsigned long long prober_start;
-	/* A step of the job starting its tasks (its slurmstepd, same form):
-	 * until it is done its cgroup has all of Slurm's CPUs, for Slurm
-	 * binds the tasks to CPUs of the step, which a narrower cpuset
-	 * refuses (the launch fails).  0: none. */
-	unsigned int launcher_pid;
-	unsigned long long launcher_start;
-	/* Its step's cgroup below the job's ("step_0", "step_batch"): only
-	 * it and the job level get Slurm's CPUs, the other steps keep their
-	 * dies.  Empty: the whole tree (two steps launching at once). */
-	char launcher_step[32];
+	/* The job's steps starting their tasks (each its slurmstepd, same
+	 * form, and its step's cgroup below the job's, "step_0"): until each
+	 * is done, the job's cgroup and that step's have all of Slurm's CPUs,
+	 * for Slurm binds the tasks to CPUs of the step, which a narrower
+	 * cpuset refuses (the launch fails); the job's other steps keep
+	 * their dies.  A launcher of no known step widens the whole tree. */
+	struct lwk_casas_launcher launchers[LWK_CASAS_MAX_LAUNCHERS];
+	unsigned int nlaunchers;
 	struct lwk_casas_curve curve;
 	struct lwk_cpuset dies, cpus, mems; /* given now (die indices, CPUs, nodes) */
 	char split[512];	/* the node's last decision, one line              */

@@ -58,6 +58,11 @@ struct gone_jobs {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
 };
 
+/* Drop from rec the launches whose process is gone (a step killed while
+ * it started its tasks).  How many. */
+unsigned int lwk_casas_drop_gone_launchers(const struct lwk_node_roots *r,
+					   struct lwk_casas_record *rec);
+
 void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t),
 			 struct gone_jobs *g);
 bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
@@ -73,12 +78,17 @@ int lwk_casas_apply(const struct lwk_node_roots *r, const struct lwk_casas_recor
  * step starts)?  true also when it cannot tell (the write will say). */
 bool lwk_casas_cgroup_made(const struct lwk_node_roots *r, const struct lwk_casas_record *rec);
 
-/* A step of the job starts its tasks (rec->launcher_pid): all of
- * Slurm's CPUs (rec->allowed_cpus) on the job's cgroup and on the
- * launching step's tree (rec->launcher_step), the other steps left as
- * they are; the whole tree when no step is named.  0 or -1 with err. */
+/* Steps of the job start their tasks (rec->launchers): all of Slurm's
+ * CPUs (rec->allowed_cpus) on the job's cgroup and on each launching
+ * step's tree, the other steps left as they are; the whole tree when a
+ * launcher's step is not known.  0 or -1 with err. */
 int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			      char *err, size_t errlen);
+
+/* A step whose tasks are bound while others still start theirs: its
+ * tree gets the decision (rec->cpus).  0 or -1 with err. */
+int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			  const char *step, char *err, size_t errlen);
 
 /* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
  * or -1. */

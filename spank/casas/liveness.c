@@ -50,6 +50,24 @@ bool lwk_casas_probe_is_gone(const struct lwk_node_roots *r, const struct lwk_ca
 	       lwk_casas_proc_start(r->proc, rec->prober_pid) != rec->prober_start;
 }
 
+unsigned int lwk_casas_drop_gone_launchers(const struct lwk_node_roots *r,
+					   struct lwk_casas_record *rec)
+{
+	unsigned int dropped = 0;
+
+	for (unsigned int i = 0; i < rec->nlaunchers;) {
+		const struct lwk_casas_launcher *l = &rec->launchers[i];
+
+		if (lwk_casas_proc_start(r->proc, l->pid) == l->start) {
+			i++;
+			continue;
+		}
+		rec->launchers[i] = rec->launchers[--rec->nlaunchers];
+		dropped++;
+	}
+	return dropped;
+}
+
 /* The recorded jobs alive() says are gone (none without alive): called
  * before the node lock is taken (casas/internal.h says why). */
 void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t),

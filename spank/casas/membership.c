@@ -85,25 +85,56 @@ int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
 	return 1;
 }
 
+/* This process's launch in rec: its index, or -1. */
+static int own_launch(const struct lwk_node_roots *r, const struct lwk_casas_record *rec)
+{
+	unsigned int me = (unsigned int)getpid();
+
+	for (unsigned int i = 0; i < rec->nlaunchers; i++)
+		if (rec->launchers[i].pid == me &&
+		    rec->launchers[i].start == lwk_casas_proc_start(r->proc, me))
+			return (int)i;
+	return -1;
+}
+
+static void drop_launch(struct lwk_casas_record *rec, unsigned int i)
+{
+	rec->launchers[i] = rec->launchers[--rec->nlaunchers];
+}
+
+/* The CPUs of the decision where this step's launch is over: its own
+ * step while other steps still launch (they keep theirs and the job
+ * level wide), else the whole tree.  The caller holds the node lock. */
+static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			       const char *step, char *err, size_t errlen)
+{
+	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus))
+		return 0;
+	if (rec->nlaunchers)
+		return step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0;
+	return lwk_casas_apply(r, rec, false, &rec->cpus, err, errlen);
+}
+
 int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)
 {
 	struct lwk_casas_record rec = { 0 };
-	int nfd = lwk_node_lock(r->state_root), rc = 0;
+	char step[32] = "";
+	int nfd = lwk_node_lock(r->state_root), rc = 0, mine;
 
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
-	if (lwk_casas_load(r, job, &rec) == 1 && rec.launcher_pid == (unsigned int)getpid()) {
+	if (lwk_casas_load(r, job, &rec) == 1 && (mine = own_launch(r, &rec)) >= 0) {
 		char e2[512];
 
 		/* This step's tasks are bound: the decision may narrow them. */
-		rec.launcher_pid = 0;
-		rec.launcher_start = 0;
-		rec.launcher_step[0] = '\0';
+		snprintf(step, sizeof(step), "%s", rec.launchers[mine].step);
+		drop_launch(&rec, (unsigned int)mine);
+		lwk_casas_drop_gone_launchers(r, &rec);
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			rc = ERR("%s", e2);
 	}
-	if (rc == 0 && strcmp(rec.status, "off") && !rec.launcher_pid && lwk_cpuset_count(&rec.cpus))
-		rc = lwk_casas_apply(r, &rec, false, &rec.cpus, err, errlen);
+	if (rc == 0)
+		rc = narrow_after_launch(r, &rec, step, err, errlen);
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
 		/* Under the memory lock, with the record as it is now: a
@@ -126,21 +157,22 @@ int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, const char *s
 		     size_t errlen)
 {
 	struct lwk_casas_record rec;
-	int nfd = lwk_node_lock(r->state_root), rc = 0;
+	int nfd = lwk_node_lock(r->state_root), rc = 0, mine;
 
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	if (lwk_casas_load(r, job, &rec) == 1 && strcmp(rec.status, "off")) {
-		/* Another step still launching (its process alive): both keep
-		 * the whole tree wide, as neither knows when the other's
-		 * tasks are bound. */
-		bool other = rec.launcher_pid && rec.launcher_pid != (unsigned int)getpid() &&
-			     lwk_casas_proc_start(r->proc, rec.launcher_pid) == rec.launcher_start;
+		struct lwk_casas_launcher me = { (unsigned int)getpid(), 0, "" };
 
-		snprintf(rec.launcher_step, sizeof(rec.launcher_step), "%s",
-			 !other && step && lwk_casas_step_name_ok(step) ? step : "");
-		rec.launcher_pid = (unsigned int)getpid();
-		rec.launcher_start = lwk_casas_proc_start(r->proc, rec.launcher_pid);
+		me.start = lwk_casas_proc_start(r->proc, me.pid);
+		snprintf(me.step, sizeof(me.step), "%s", step && lwk_casas_step_name_ok(step) ? step : "");
+		lwk_casas_drop_gone_launchers(r, &rec);
+		if ((mine = own_launch(r, &rec)) >= 0)
+			rec.launchers[mine] = me;
+		else if (rec.nlaunchers < LWK_CASAS_MAX_LAUNCHERS)
+			rec.launchers[rec.nlaunchers++] = me;
+		else
+			rec.launchers[0].step[0] = '\0'; /* so many at once: the whole tree */
 		rc = lwk_casas_store(r, &rec, err, errlen);
 		if (rc == 0 && lwk_casas_apply_launching(r, &rec, err, errlen))
 			rc = -1;

@@ -32,6 +32,14 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 {
 	char ac[2048], am[512], opts[512], ips[8192], dies[512], cpus[2048], mems[512];
 	char why[256], counters[256], split[512], cg[768];
+	char launchers[LWK_CASAS_MAX_LAUNCHERS * 64] = "";
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < r->nlaunchers && i < LWK_CASAS_MAX_LAUNCHERS; i++)
+		off += (size_t)snprintf(launchers + off, sizeof(launchers) - off, "%s%u:%llu:%s",
+					i ? "," : "", r->launchers[i].pid, r->launchers[i].start,
+					lwk_casas_step_name_ok(r->launchers[i].step) ?
+						r->launchers[i].step : "");
 
 	lwk_cpulist_format(&r->allowed_cpus, ac, sizeof(ac));
 	lwk_cpulist_format(&r->allowed_mems, am, sizeof(am));
@@ -47,12 +55,10 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
 				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
-				"prober=%u:%llu\nlauncher=%u:%llu\nlauncher_step=%s\nips=%s\ndies=%s\ncpus=%s\n"
+				"prober=%u:%llu\nlaunchers=%s\nips=%s\ndies=%s\ncpus=%s\n"
 				"mems=%s\nsplit=%s\n",
 				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
-				r->prober_pid, r->prober_start, r->launcher_pid, r->launcher_start,
-				lwk_casas_step_name_ok(r->launcher_step) ? r->launcher_step : "", ips,
-				dies, cpus, mems, split);
+				r->prober_pid, r->prober_start, launchers, ips, dies, cpus, mems, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", "refused", NULL };
@@ -123,7 +129,8 @@ static int parse_probing(const char *v, struct lwk_casas_record *r)
 	return bad;
 }
 
-/* prober= or launcher= (key): "<pid>:<start>".  0, or 1 when bad. */
+/* prober= or, from a plugin before the list, launcher= (key):
+ * "<pid>:<start>".  0, or 1 when bad. */
 static int parse_process(const char *key, const char *v, struct lwk_casas_record *r)
 {
 	char *end, *end2;
@@ -139,8 +146,13 @@ static int parse_process(const char *key, const char *v, struct lwk_casas_record
 	if (!bad) {
 		start = strtoull(end + 1, &end2, 10);
 		bad = errno || end2 == end + 1 || *end2 || !isdigit((unsigned char)end[1]);
-		*(prober ? &r->prober_pid : &r->launcher_pid) = (unsigned int)pid;
-		*(prober ? &r->prober_start : &r->launcher_start) = start;
+		if (prober) {
+			r->prober_pid = (unsigned int)pid;
+			r->prober_start = start;
+		} else if (pid && !r->nlaunchers) {
+			r->launchers[0] = (struct lwk_casas_launcher){ (unsigned int)pid, start, "" };
+			r->nlaunchers = 1;
+		}
 	}
 	return bad;
 }
@@ -149,7 +161,7 @@ bool lwk_casas_step_name_ok(const char *step)
 {
 	size_t n = strlen(step);
 
-	if (n <= 5 || n >= sizeof(((struct lwk_casas_record *)0)->launcher_step) ||
+	if (n <= 5 || n >= sizeof(((struct lwk_casas_launcher *)0)->step) ||
 	    strncmp(step, "step_", 5))
 		return false;
 	for (size_t i = 5; i < n; i++)
@@ -158,12 +170,43 @@ bool lwk_casas_step_name_ok(const char *step)
 	return true;
 }
 
-/* launcher_step=: empty, or a step cgroup's name.  0, or 1 when bad. */
-static int parse_step(const char *v, struct lwk_casas_record *r)
+/* launchers=: "<pid>:<start>:<step>,..." (step empty or a step cgroup's
+ * name), at most LWK_CASAS_MAX_LAUNCHERS.  0, or 1 when bad. */
+static int parse_launchers(const char *v, struct lwk_casas_record *r)
 {
-	if (v[0] && !lwk_casas_step_name_ok(v))
-		return 1;
-	snprintf(r->launcher_step, sizeof(r->launcher_step), "%s", v);
+	r->nlaunchers = 0;
+	while (*v) {
+		struct lwk_casas_launcher *l = &r->launchers[r->nlaunchers];
+		char *end;
+		size_t n;
+
+		if (r->nlaunchers == LWK_CASAS_MAX_LAUNCHERS || !isdigit((unsigned char)*v))
+			return 1;
+		errno = 0;
+		{
+			unsigned long pid = strtoul(v, &end, 10);
+
+			if (errno || !pid || pid > 0x7fffffffUL || *end != ':' ||
+			    !isdigit((unsigned char)end[1]))
+				return 1;
+			l->pid = (unsigned int)pid;
+		}
+		l->start = strtoull(end + 1, &end, 10);
+		if (errno || *end != ':')
+			return 1;
+		v = end + 1;
+		n = strcspn(v, ",");
+		if (n >= sizeof(l->step))
+			return 1;
+		memcpy(l->step, v, n);
+		l->step[n] = '\0';
+		if (n && !lwk_casas_step_name_ok(l->step))
+			return 1;
+		r->nlaunchers++;
+		v += n;
+		if (*v == ',' && !*++v)
+			return 1;
+	}
 	return 0;
 }
 
@@ -206,8 +249,8 @@ static int parse_field(const char *key, const char *v, struct lwk_casas_record *
 		return parse_probing(v, r);
 	if (!strcmp(key, "prober") || !strcmp(key, "launcher"))
 		return parse_process(key, v, r);
-	if (!strcmp(key, "launcher_step"))
-		return parse_step(v, r);
+	if (!strcmp(key, "launchers"))
+		return parse_launchers(v, r);
 	if (!strcmp(key, "ips"))
 		return lwk_casas_curve_parse(v, &r->curve);
 	if (!strcmp(key, "dies"))

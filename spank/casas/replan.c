@@ -84,14 +84,10 @@ static void forget_gone_processes(struct plan *p, struct lwk_casas_record *rec)
 		rec->prober_pid = 0;
 		rec->prober_start = 0;
 	}
-	if (rec->launcher_pid &&
-	    lwk_casas_proc_start(p->r->proc, rec->launcher_pid) != rec->launcher_start) {
-		/* Its step died while starting its tasks: narrowed again below. */
-		rec->launcher_pid = 0;
-		rec->launcher_start = 0;
-		rec->launcher_step[0] = '\0';
+	if (lwk_casas_drop_gone_launchers(p->r, rec) && !rec->nlaunchers)
+		/* Its steps died while starting their tasks: narrowed again
+		 * below. */
 		memset(&rec->cpus, 0, sizeof(rec->cpus));
-	}
 }
 
 /* Job id's record into the plan, and its job to the arbiter unless it
@@ -256,7 +252,7 @@ static int write_job(struct plan *p, unsigned int k)
 	/* A step starting its tasks keeps all of Slurm's CPUs meanwhile
 	 * (lwk_casas_launch), the job's other steps what they have; the
 	 * decision is written when it is done. */
-	if (rec->launcher_pid) {
+	if (rec->nlaunchers) {
 		if (lwk_casas_apply_launching(p->r, rec, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
 	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) && apply_cpus(p, rec, &cpus)) {

@@ -34,7 +34,8 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_0", err, sizeof(err)), 0);
 	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
 	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
-	ck_assert_uint_eq(load(41).launcher_pid, (unsigned int)getpid());
+	ck_assert_uint_eq(load(41).nlaunchers, 1);
+	ck_assert_uint_eq(load(41).launchers[0].pid, (unsigned int)getpid());
 	/* Another job arrives: the re-plan leaves the launch alone. */
 	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
 					sizeof(err)),
@@ -43,7 +44,7 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 	ck_assert_uint_gt(ndies(41), 0);
 	/* Its tasks are bound: the decision. */
 	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
-	ck_assert_uint_eq(load(41).launcher_pid, 0);
+	ck_assert_uint_eq(load(41).nlaunchers, 0);
 	assert_cgroup_matches(41);
 	/* A step that died while starting its tasks: the next re-plan
 	 * narrows the job again. */
@@ -56,9 +57,9 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 		ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	}
 	ck_assert_str_eq(cg_cpus(42, "/step_0"), "0-7");
-	ck_assert_uint_ne(load(42).launcher_pid, 0);
+	ck_assert_uint_eq(load(42).nlaunchers, 1);
 	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
-	ck_assert_uint_eq(load(42).launcher_pid, 0);
+	ck_assert_uint_eq(load(42).nlaunchers, 0);
 	assert_cgroup_matches(42);
 	ck_assert_str_ne(cg_cpus(42, "/step_0"), "0-7");
 	tree_remove();
@@ -85,7 +86,7 @@ START_TEST(a_launch_widens_only_its_own_step)
 			 1);
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1"); /* held on one die */
 	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
-	ck_assert_str_eq(load(41).launcher_step, "step_1");
+	ck_assert_str_eq(load(41).launchers[0].step, "step_1");
 	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
 	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
@@ -99,7 +100,7 @@ START_TEST(a_launch_widens_only_its_own_step)
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
 	/* Its tasks are bound: every cgroup of the job the decision. */
 	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
-	ck_assert_str_eq(load(41).launcher_step, "");
+	ck_assert_uint_eq(load(41).nlaunchers, 0);
 	assert_cgroup_matches(41);
 	{
 		struct lwk_casas_record now = load(41);
@@ -108,26 +109,82 @@ START_TEST(a_launch_widens_only_its_own_step)
 		snprintf(want, sizeof(want), "%s", cpus_text(&now.cpus));
 		ck_assert_str_eq(cg_cpus(41, "/step_1"), want);
 	}
-	/* Two at once: this process launches step_1, a child step_0 while
-	 * this one still runs: the whole tree. */
-	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
-	{
-		pid_t child = fork();
-
-		ck_assert_int_ge(child, 0);
-		if (!child)
-			_exit(lwk_casas_launch(&roots, 41, "step_0", err, sizeof(err)) ? 1 : 0);
-		ck_assert_int_eq(waitpid(child, NULL, 0), child);
-	}
-	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7");
-	ck_assert_str_eq(load(41).launcher_step, "");
 	tree_remove();
 }
 END_TEST
 
-/* An epilog's leave re-plans the others and returns: their memory
- * moves in a process of its own (here held up by another writer's
- * memory lock), never in the epilog. */
+/* Two steps launching at once (srun & srun &): each keeps its step wide
+ * until its own tasks are bound, whichever finishes first; the job is
+ * narrowed once both are. */
+START_TEST(two_launches_at_once_each_keep_their_step_until_bound)
+{
+	struct lwk_casas_record a = arriving(41);
+	int ready[2], go[2];
+	pid_t child;
+	char c = 0, p[300];
+
+	node_tree();
+	snprintf(p, sizeof(p), JOBCG "/step_1", 41);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.cpus", 41);
+	tree_put(p, "0-7\n");
+	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.mems", 41);
+	tree_put(p, "0-1\n");
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	{
+		struct lwk_casas_record b = arriving(42);
+
+		ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+						sizeof(err)),
+				 1);
+		ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	}
+	ck_assert_uint_eq(ndies(41), 2);
+	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		int rc = lwk_casas_launch(&roots, 41, "step_0", err, sizeof(err));
+
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(rc || lwk_casas_reapply(&roots, 41, err, sizeof(err)) ? 1 : 0);
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_uint_eq(load(41).nlaunchers, 2);
+	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
+	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
+	/* This step's tasks are bound first: its step the decision, the
+	 * other still wide. */
+	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
+	ck_assert_uint_eq(load(41).nlaunchers, 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
+	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
+	{
+		struct lwk_casas_record now = load(41);
+		char want[64];
+		int status = -1;
+
+		snprintf(want, sizeof(want), "%s", cpus_text(&now.cpus));
+		ck_assert_str_eq(cg_cpus(41, "/step_1"), want);
+		/* The other's are bound: the whole job the decision. */
+		ck_assert_int_eq(write(go[1], "g", 1), 1);
+		ck_assert_int_eq(waitpid(child, &status, 0), child);
+		ck_assert_int_eq(status, 0);
+		ck_assert_uint_eq(load(41).nlaunchers, 0);
+		assert_cgroup_matches(41);
+		ck_assert_str_eq(cg_cpus(41, "/step_1"), want);
+	}
+	tree_remove();
+}
+END_TEST
+
 START_TEST(an_epilog_does_not_wait_for_the_others_memory)
 {
 	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
@@ -264,6 +321,7 @@ Suite *casas_membership_root_suite(void)
 
 	tcase_add_test(tc, a_step_starting_its_tasks_has_all_of_slurms_cpus);
 	tcase_add_test(tc, a_launch_widens_only_its_own_step);
+	tcase_add_test(tc, two_launches_at_once_each_keep_their_step_until_bound);
 	tcase_add_test(tc, an_epilog_does_not_wait_for_the_others_memory);
 	tcase_add_test(tc, a_cgroup_not_made_yet_is_no_refusal);
 	tcase_add_test(tc, a_job_without_a_cgroup_is_off_and_never_touched);

@@ -13,8 +13,10 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 		"job=7\nstatus=placed\ndies=0-99999\n", "job=7\nstatus=placed\nips=2:1\n",
 		"job=7\nstatus=placed\noptions=probe=1h\n", "job=7\nstatus=placed\nprobing=x\n",
 		"job=-7\nstatus=placed\n", "no equals\n",
-		"job=7\nstatus=placed\nlauncher_step=../x\n", "job=7\nstatus=placed\nlauncher_step=step_\n",
-		"job=7\nstatus=placed\nlauncher_step=step_0/a\n", "job=7\nstatus=placed\nlauncher_step=job_7\n",
+		"job=7\nstatus=placed\nlaunchers=1:2:../x\n", "job=7\nstatus=placed\nlaunchers=1:2:step_\n",
+		"job=7\nstatus=placed\nlaunchers=1:2:step_0/a\n", "job=7\nstatus=placed\nlaunchers=1:2:job_7\n",
+		"job=7\nstatus=placed\nlaunchers=1:2\n", "job=7\nstatus=placed\nlaunchers=0:2:\n",
+		"job=7\nstatus=placed\nlaunchers=1:2:,\n",
 		NULL
 	};
 	struct lwk_casas_record a = arriving(7), b;
@@ -26,7 +28,9 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 	a.curve.ips[1] = 1e9;
 	a.curve.ips[2] = 1.5e9;
 	snprintf(a.why, sizeof(a.why), "line\nbreak");
-	snprintf(a.launcher_step, sizeof(a.launcher_step), "step_batch");
+	a.launchers[0] = (struct lwk_casas_launcher){ 123, 456, "step_batch" };
+	a.launchers[1] = (struct lwk_casas_launcher){ 124, 457, "" };
+	a.nlaunchers = 2;
 	lwk_casas_record_format(&a, text, sizeof(text));
 	ck_assert_int_eq(lwk_casas_record_parse(text, &b, err, sizeof(err)), 0);
 	ck_assert_uint_eq(b.job, 7);
@@ -37,10 +41,18 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 	ck_assert_uint_eq(b.curve.n, 2);
 	ck_assert_str_eq(b.why, "line break"); /* one line in the file */
 	ck_assert_str_eq(b.opts.event, "task-clock");
-	ck_assert_str_eq(b.launcher_step, "step_batch");
-	/* A record written before the key: the whole tree, as then. */
-	ck_assert_int_eq(lwk_casas_record_parse("job=7\nstatus=placed\n", &b, err, sizeof(err)), 0);
-	ck_assert_str_eq(b.launcher_step, "");
+	ck_assert_uint_eq(b.nlaunchers, 2);
+	ck_assert_uint_eq(b.launchers[0].pid, 123);
+	ck_assert_uint_eq(b.launchers[0].start, 456);
+	ck_assert_str_eq(b.launchers[0].step, "step_batch");
+	ck_assert_str_eq(b.launchers[1].step, "");
+	/* A record of a plugin before the list: its one launcher, whole tree. */
+	ck_assert_int_eq(lwk_casas_record_parse("job=7\nstatus=placed\nlauncher=99:5\n", &b, err,
+						sizeof(err)),
+			 0);
+	ck_assert_uint_eq(b.nlaunchers, 1);
+	ck_assert_uint_eq(b.launchers[0].pid, 99);
+	ck_assert_str_eq(b.launchers[0].step, "");
 	for (int i = 0; bad[i]; i++)
 		ck_assert_msg(lwk_casas_record_parse(bad[i], &b, err, sizeof(err)) == -1 &&
 				      !strncmp(err, "lwk: ", 5),
