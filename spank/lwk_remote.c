@@ -88,13 +88,14 @@ static void job_cpus(spank_t sp, char *buf, size_t len)
  * (plugstack syncmon_memory=) fails the job's tasks with the numbers:
  * the user's value, not the node, is what is wrong.  true when refused.
  */
-static bool syncmon_buffer_refused(const char *step, const char *node)
+static bool syncmon_buffer_refused(const char *step)
 {
-	char want[32], cap[32], room[32];
+	char want[32], cap[32], room[32], node[256];
 	uint64_t left = lwk_cfg.syncmon_memory - LWK_SYNCMON_OWN_BYTES;
 
 	if (lwk_req.syncmon.buffer <= left)
 		return false;
+	lwk_node_name(node, sizeof(node));
 	lwk_format_size(lwk_req.syncmon.buffer, want, sizeof(want));
 	lwk_format_size(lwk_cfg.syncmon_memory, cap, sizeof(cap));
 	lwk_format_size(left, room, sizeof(room));
@@ -139,8 +140,6 @@ static void start_sampler(spank_t sp, const char *step)
 			    "give dir=/absolute/path", step);
 		return;
 	}
-	if (syncmon_buffer_refused(step, node))
-		return;
 	if (lwk_option_format(&lwk_grammar_syncmon, &lwk_req.syncmon, options, sizeof(options)) >=
 	    sizeof(options)) {
 		slurm_error("lwk: step %s: --sync-monitor: the options do not fit", step);
@@ -208,6 +207,10 @@ int lwk_remote_post_opt(spank_t sp)
 		lwk_option_format(exports[i].g, exports[i].opts, buf, sizeof(buf));
 		slurm_info("lwk: step %s: --%s %s", step, exports[i].option, buf);
 	}
+	/* A buffer= the site's sampler cannot hold fails the step before
+	 * anything is set up for it (a partition, a hold in the split). */
+	if (lwk_req.syncmon_given && syncmon_buffer_refused(step))
+		return 0;
 	if (lwk_req.lwk_given)
 		lwk_remote_lwk_setup(sp, step);
 	if (lwk_req.remote_error[0]) {

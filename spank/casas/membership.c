@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -190,6 +191,31 @@ int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, const char *s
  * writers in order; what it would have logged goes to syslog.  Here,
  * when it cannot fork.
  */
+static void bind_apart(const struct lwk_node_roots *r)
+{
+	char path[4200], mine[4096] = "";
+	int pending, mems;
+
+	/* One binder waits at a time: it reads every record once it has
+	 * the memory lock, so a second waiting one would add nothing. */
+	lwk_casas_dir(r, path, sizeof(path));
+	strncat(path, "/.mems.pending", sizeof(path) - strlen(path) - 1);
+	pending = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (pending < 0 || flock(pending, LOCK_EX | LOCK_NB))
+		return;
+	mems = lwk_casas_mems_lock(r);
+	close(pending); /* a later decision gets a binder of its own */
+	if (mems < 0)
+		return;
+	close(mems); /* bind_memory takes it itself: a second flock of this
+		      * process's would wait for this one */
+	lwk_casas_bind_memory(r, mine, sizeof(mine));
+	if (mine[0]) {
+		openlog("slurm-lwk", LOG_PID, LOG_DAEMON);
+		syslog(LOG_WARNING, "%s", mine);
+	}
+}
+
 static void bind_memory_apart(const struct lwk_node_roots *r, char *log, size_t loglen)
 {
 	pid_t child = fork();
@@ -200,26 +226,24 @@ static void bind_memory_apart(const struct lwk_node_roots *r, char *log, size_t 
 	}
 	if (child == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		pid_t grandchild;
 
 		setsid();
-		if (fork() != 0)
+		grandchild = fork();
+		if (grandchild > 0)
 			_exit(0);
-		/* None of the caller's fds (slurmd's sockets at its start). */
+		/* None of the caller's fds (slurmd's sockets at its start,
+		 * the epilog's pipes); without a second fork the binding
+		 * happens here, and the caller waits for it. */
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
 			dup2(null, 2);
+			closefrom(3);
+		} else {
+			closefrom(0);
 		}
-		closefrom(3);
-		{
-			char mine[4096] = "";
-
-			lwk_casas_bind_memory(r, mine, sizeof(mine));
-			if (mine[0]) {
-				openlog("slurm-lwk", LOG_PID, LOG_DAEMON);
-				syslog(LOG_WARNING, "%s", mine);
-			}
-		}
+		bind_apart(r);
 		_exit(0);
 	}
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)

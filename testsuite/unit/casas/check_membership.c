@@ -219,7 +219,8 @@ START_TEST(an_epilog_does_not_wait_for_the_others_memory)
 	for (i = 0; i < 50; i++) {
 		char p[300];
 
-		snprintf(p, sizeof(p), JOBCG "/step_0/cpuset.mems", 41);
+		/* The deepest level: the binder's last write. */
+		snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/cpuset.mems", 41);
 		if (!strcmp(tree_get(p), "0-1\n"))
 			break;
 		nanosleep(&tenth, NULL);

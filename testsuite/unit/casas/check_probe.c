@@ -168,6 +168,48 @@ START_TEST(a_waiting_job_is_released_after_its_own_probe_time)
 }
 END_TEST
 
+/* A job let go while it waits for its probe still holds memory moves
+ * back (its probe is to come); once its process is gone, it no longer
+ * does and the others' memory follows their dies. */
+START_TEST(a_waiting_job_holds_memory_moves_until_its_process_is_gone)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	char extra[64];
+	pid_t child;
+
+	alone_on_the_node(&a);
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.mems), "0-1");
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	/* 42 waits for its turn: no hold, its prober (this process) kept. */
+	r = load(42);
+	r.probing = 0;
+	put_record(&r, "");
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(ndies(41), 2);
+	r = load(41);
+	ck_assert_str_eq(cpus_text(&r.mems), "0-1");
+	r = load(42);
+	/* Its slurmstepd killed while it waited. */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	snprintf(extra, sizeof(extra), "prober=%d:12345\n", (int)child);
+	put_record(&r, extra);
+	logbuf[0] = '\0';
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(load(42).prober_pid, 0);
+	ck_assert_ptr_nonnull(strstr(logbuf, "job 42: its probe (process"));
+	r = load(41);
+	ck_assert_uint_eq(lwk_cpuset_count(&r.mems), 1);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories must be root's. */
 Suite *casas_probe_root_suite(void)
 {
@@ -177,6 +219,7 @@ Suite *casas_probe_root_suite(void)
 	tcase_add_test(tc, a_probe_that_never_began_gives_the_hold_back);
 	tcase_add_test(tc, a_probe_fits_the_node_budget);
 	tcase_add_test(tc, a_waiting_job_is_released_after_its_own_probe_time);
+	tcase_add_test(tc, a_waiting_job_holds_memory_moves_until_its_process_is_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
