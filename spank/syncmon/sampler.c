@@ -381,8 +381,12 @@ static void run_ticks(struct run *r)
 			uint64_t k;
 
 			/* Passed over, on the same grid: the next tick
-			 * sampled is still aligned with the other nodes'. */
+			 * sampled is still aligned with the other nodes'.
+			 * A flush tick still writes out what the buffer
+			 * holds (the other nodes write theirs then). */
 			lwk_ticker_fire(&r->tick, now_ns(CLOCK_REALTIME), &k);
+			if (lwk_tick_is_flush(k, r->s.o.flush) && lwk_sampbuf_flush(&r->buf))
+				say("write failed: %s", strerror(errno));
 			if (r->cpu.limited == 1)
 				say("the sampler used more than this site's syncmon_cpu=%llu.%02llu%% "
 				    "of a CPU: ticks are passed over until it is back under (the "
