@@ -156,8 +156,13 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	    lwk_casas_launch(&roots, rec.job, step_cgroup(stepid, stepcg, sizeof(stepcg)), err,
 			     sizeof(err)) == 0)
 		launching = true;
-	else if (strcmp(rec.status, "off"))
+	else if (strcmp(rec.status, "off")) {
+		/* Its tasks could not be bound within narrower CPUs: the
+		 * step fails with the reason, not the node. */
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%.300s (step %.20s on %.60s)",
+			 err, step, node);
 		slurm_error("lwk: step %s: --contention-aware: %s", step, err);
+	}
 	if (rc == 1 && !strcmp(rec.status, "off"))
 		slurm_info("lwk: step %s: --contention-aware is off on %s: %s", step, node, rec.why);
 	log_lines(log);

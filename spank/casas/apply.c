@@ -8,6 +8,7 @@
 #include "casas/internal.h"
 #include "node/procfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -101,8 +102,37 @@ static int set_step(const struct lwk_cgroup *job, const char *step, const struct
 	return lwk_cgroup_set_cpus_tree(&cg, cpus, err, errlen);
 }
 
+/* Is step one of rec's launching steps? */
+static bool launching(const struct lwk_casas_record *rec, const char *step)
+{
+	for (unsigned int i = 0; i < rec->nlaunchers; i++)
+		if (!strcmp(rec->launchers[i].step, step))
+			return true;
+	return false;
+}
+
+/* The job's steps that are not launching get others (the decision). */
+static int set_other_steps(const struct lwk_cgroup *job, const struct lwk_casas_record *rec,
+			   const struct lwk_cpuset *others, char *err, size_t errlen)
+{
+	char dir[1100];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	lwk_cgroup_dir(job, "cpuset", dir, sizeof(dir));
+	if (!(d = opendir(dir)))
+		return 0;
+	while (rc == 0 && (e = readdir(d)))
+		if (e->d_type == DT_DIR && lwk_casas_step_name_ok(e->d_name) &&
+		    !launching(rec, e->d_name))
+			rc = set_step(job, e->d_name, others, err, errlen);
+	closedir(d);
+	return rc;
+}
+
 int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			      char *err, size_t errlen)
+			      const struct lwk_cpuset *others, char *err, size_t errlen)
 {
 	struct lwk_cgroup job;
 
@@ -118,7 +148,8 @@ int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_c
 	for (unsigned int i = 0; i < rec->nlaunchers; i++)
 		if (set_step(&job, rec->launchers[i].step, &rec->allowed_cpus, err, errlen))
 			return -1;
-	return 0;
+	return others && lwk_cpuset_count(others) ? set_other_steps(&job, rec, others, err, errlen)
+						   : 0;
 }
 
 int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,

@@ -39,7 +39,7 @@
 #include "common/options.h"
 
 /* A step of a job starting its tasks on the node (lwk_casas_launch). */
-#define LWK_CASAS_MAX_LAUNCHERS 16
+#define LWK_CASAS_MAX_LAUNCHERS 64
 struct lwk_casas_launcher {
 	unsigned int pid;		/* its slurmstepd */
 	unsigned long long start;	/* and that process's start time */

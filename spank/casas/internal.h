@@ -80,10 +80,11 @@ bool lwk_casas_cgroup_made(const struct lwk_node_roots *r, const struct lwk_casa
 
 /* Steps of the job start their tasks (rec->launchers): all of Slurm's
  * CPUs (rec->allowed_cpus) on the job's cgroup and on each launching
- * step's tree, the other steps left as they are; the whole tree when a
- * launcher's step is not known.  0 or -1 with err. */
+ * step's tree, the job's other steps others (the decision; NULL or
+ * empty: left as they are); the whole tree when a launcher's step is
+ * not known.  0 or -1 with err. */
 int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			      char *err, size_t errlen);
+			      const struct lwk_cpuset *others, char *err, size_t errlen);
 
 /* A step whose tasks are bound while others still start theirs: its
  * tree gets the decision (rec->cpus).  0 or -1 with err. */

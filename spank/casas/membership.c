@@ -50,9 +50,10 @@ int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
 	rc = lwk_casas_load(r, rec->job, &have);
 	if (rc == 1) {
 		*rec = have;
-		if (lwk_casas_probe_is_gone(r, &have)) {
-			/* Its first step ended (or was killed) without probing:
-			 * nothing else would re-plan a job alone on the node. */
+		/* Its probe is gone (its first step ended or was killed
+		 * without probing), or it was refused: re-plan now (a
+		 * refusal may have been a passing one). */
+		if (lwk_casas_probe_is_gone(r, &have) || !strcmp(have.status, "refused")) {
 			lwk_casas_replan_locked(r, &gone, log, loglen);
 			lwk_casas_load(r, rec->job, rec);
 			close(nfd);
@@ -173,9 +174,11 @@ int lwk_casas_launch(const struct lwk_node_roots *r, uint32_t job, const char *s
 		else if (rec.nlaunchers < LWK_CASAS_MAX_LAUNCHERS)
 			rec.launchers[rec.nlaunchers++] = me;
 		else
-			rec.launchers[0].step[0] = '\0'; /* so many at once: the whole tree */
-		rc = lwk_casas_store(r, &rec, err, errlen);
-		if (rc == 0 && lwk_casas_apply_launching(r, &rec, err, errlen))
+			rc = ERR("lwk: --contention-aware: job %u has %u steps starting their tasks on "
+				 "this node at once, the most it can follow", job, rec.nlaunchers);
+		if (rc == 0)
+			rc = lwk_casas_store(r, &rec, err, errlen);
+		if (rc == 0 && lwk_casas_apply_launching(r, &rec, &rec.cpus, err, errlen))
 			rc = -1;
 	}
 	close(nfd);
@@ -228,6 +231,12 @@ static void bind_memory_apart(const struct lwk_node_roots *r, char *log, size_t 
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		pid_t grandchild;
 
+		if (null < 0) {
+			/* Nothing to put on 0 to 2: bound here, the caller
+			 * waits (its fds stay its own). */
+			bind_apart(r);
+			_exit(0);
+		}
 		setsid();
 		grandchild = fork();
 		if (grandchild > 0)
@@ -235,14 +244,10 @@ static void bind_memory_apart(const struct lwk_node_roots *r, char *log, size_t 
 		/* None of the caller's fds (slurmd's sockets at its start,
 		 * the epilog's pipes); without a second fork the binding
 		 * happens here, and the caller waits for it. */
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-			closefrom(3);
-		} else {
-			closefrom(0);
-		}
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		closefrom(3);
 		bind_apart(r);
 		_exit(0);
 	}

@@ -32,10 +32,12 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 {
 	char ac[2048], am[512], opts[512], ips[8192], dies[512], cpus[2048], mems[512];
 	char why[256], counters[256], split[512], cg[768];
-	char launchers[LWK_CASAS_MAX_LAUNCHERS * 64] = "";
+	/* ",<pid>:<start>:<step>": 1 + 10 + 1 + 20 + 1 + 31 each. */
+	char launchers[LWK_CASAS_MAX_LAUNCHERS * 64 + 1] = "";
 	size_t off = 0;
 
-	for (unsigned int i = 0; i < r->nlaunchers && i < LWK_CASAS_MAX_LAUNCHERS; i++)
+	for (unsigned int i = 0; i < r->nlaunchers && i < LWK_CASAS_MAX_LAUNCHERS &&
+				 off < sizeof(launchers); i++)
 		off += (size_t)snprintf(launchers + off, sizeof(launchers) - off, "%s%u:%llu:%s",
 					i ? "," : "", r->launchers[i].pid, r->launchers[i].start,
 					lwk_casas_step_name_ok(r->launchers[i].step) ?

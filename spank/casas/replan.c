@@ -253,7 +253,7 @@ static int write_job(struct plan *p, unsigned int k)
 	 * (lwk_casas_launch), the job's other steps what they have; the
 	 * decision is written when it is done. */
 	if (rec->nlaunchers) {
-		if (lwk_casas_apply_launching(p->r, rec, p->err, sizeof(p->err)))
+		if (lwk_casas_apply_launching(p->r, rec, &cpus, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
 	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) && apply_cpus(p, rec, &cpus)) {
 		/* Its CPUs could not be narrowed to its share (more cgroups

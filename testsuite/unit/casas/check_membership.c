@@ -67,8 +67,8 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 END_TEST
 
 /* A second step launching next to a running one: the job level and the
- * new step get Slurm's CPUs, the running step keeps its die; two
- * launches at once widen the whole tree. */
+ * new step get Slurm's CPUs, the running step keeps its dies, and a new
+ * decision meanwhile reaches it. */
 START_TEST(a_launch_widens_only_its_own_step)
 {
 	struct lwk_casas_record a = arriving(41), b = arriving(42);
@@ -85,19 +85,41 @@ START_TEST(a_launch_widens_only_its_own_step)
 					sizeof(err)),
 			 1);
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1"); /* held on one die */
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7"); /* alone: the node */
+	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
+	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_uint_eq(ndies(41), 2);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-3");
 	ck_assert_int_eq(lwk_casas_launch(&roots, 41, "step_1", err, sizeof(err)), 0);
 	ck_assert_str_eq(load(41).launchers[0].step, "step_1");
 	ck_assert_str_eq(cg_cpus(41, ""), "0-7");
 	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
-	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
-	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-1");
-	/* Another job arrives: the launching step stays wide, the running
-	 * one is left as it is. */
-	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
+	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-3");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-3");
+	/* Job 42 leaves: the launching step stays wide, the running one
+	 * gets the new decision (the whole node). */
+	ck_assert_int_eq(lwk_casas_leave(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 1);
+	ck_assert_uint_eq(ndies(41), 4);
 	ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
-	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1");
+	ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), "0-7");
+	/* A third arrives: the running step narrowed to the new decision. */
+	{
+		struct lwk_casas_record c = arriving(43), now;
+		char want[64];
+
+		ck_assert_int_eq(lwk_casas_join(&roots, &c, all_alive, logbuf, sizeof(logbuf), err,
+						sizeof(err)),
+				 1);
+		now = load(41);
+		snprintf(want, sizeof(want), "%s", cpus_text(&now.cpus));
+		ck_assert_str_ne(want, "0-7");
+		ck_assert_str_eq(cg_cpus(41, "/step_0/user/task_0"), want);
+		ck_assert_str_eq(cg_cpus(41, "/step_1"), "0-7");
+	}
 	/* Its tasks are bound: every cgroup of the job the decision. */
 	ck_assert_int_eq(lwk_casas_reapply(&roots, 41, err, sizeof(err)), 0);
 	ck_assert_uint_eq(load(41).nlaunchers, 0);
