@@ -66,12 +66,10 @@ START_TEST(a_step_starting_its_tasks_has_all_of_slurms_cpus)
 }
 END_TEST
 
-/* A second step launching next to a running one: the job level and the
- * new step get Slurm's CPUs, the running step keeps its dies, and a new
- * decision meanwhile reaches it. */
-START_TEST(a_launch_widens_only_its_own_step)
+/* The node's tree, job 41 with a second step (step_1, all the CPUs)
+ * beside step_0, and job a (41) joined. */
+static void tree_with_a_second_step(struct lwk_casas_record *a)
 {
-	struct lwk_casas_record a = arriving(41), b = arriving(42);
 	char p[300];
 
 	node_tree();
@@ -81,9 +79,19 @@ START_TEST(a_launch_widens_only_its_own_step)
 	tree_put(p, "0-7\n");
 	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.mems", 41);
 	tree_put(p, "0-1\n");
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+	ck_assert_int_eq(lwk_casas_join(&roots, a, all_alive, logbuf, sizeof(logbuf), err,
 					sizeof(err)),
 			 1);
+}
+
+/* A second step launching next to a running one: the job level and the
+ * new step get Slurm's CPUs, the running step keeps its dies, and a new
+ * decision meanwhile reaches it. */
+START_TEST(a_launch_widens_only_its_own_step)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42);
+
+	tree_with_a_second_step(&a);
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-1"); /* held on one die */
 	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
 	ck_assert_str_eq(cg_cpus(41, "/step_0"), "0-7"); /* alone: the node */
@@ -143,18 +151,9 @@ START_TEST(two_launches_at_once_each_keep_their_step_until_bound)
 	struct lwk_casas_record a = arriving(41);
 	int ready[2], go[2];
 	pid_t child;
-	char c = 0, p[300];
+	char c = 0;
 
-	node_tree();
-	snprintf(p, sizeof(p), JOBCG "/step_1", 41);
-	tree_mkdir(p);
-	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.cpus", 41);
-	tree_put(p, "0-7\n");
-	snprintf(p, sizeof(p), JOBCG "/step_1/cpuset.mems", 41);
-	tree_put(p, "0-1\n");
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
+	tree_with_a_second_step(&a);
 	ck_assert_int_eq(lwk_casas_unhold(&roots, 41, all_alive, logbuf, sizeof(logbuf)), 0);
 	{
 		struct lwk_casas_record b = arriving(42);
