@@ -136,6 +136,10 @@ int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_c
 {
 	struct lwk_cgroup job;
 
+	/* Not made yet (v1: Slurm makes the job's cpuset as its first step
+	 * starts, with all of the job's CPUs): nothing to widen. */
+	if (!lwk_casas_cgroup_made(r, rec))
+		return 0;
 	for (unsigned int i = 0; i < rec->nlaunchers; i++)
 		if (!lwk_casas_step_name_ok(rec->launchers[i].step))
 			return lwk_casas_apply(r, rec, false, &rec->allowed_cpus, err, errlen);

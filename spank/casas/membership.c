@@ -110,7 +110,8 @@ static void drop_launch(struct lwk_casas_record *rec, unsigned int i)
 static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			       const char *step, char *err, size_t errlen)
 {
-	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus))
+	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus) ||
+	    !lwk_casas_cgroup_made(r, rec))
 		return 0;
 	if (rec->nlaunchers)
 		return step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0;
@@ -138,7 +139,8 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 	if (rc == 0)
 		rc = narrow_after_launch(r, &rec, step, err, errlen);
 	close(nfd);
-	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off")) {
+	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off") &&
+	    lwk_casas_cgroup_made(r, &rec)) {
 		/* Under the memory lock, with the record as it is now: a
 		 * lwk_casas_bind_memory meanwhile may have written a newer
 		 * decision. */

@@ -265,6 +265,10 @@ START_TEST(a_cgroup_not_made_yet_is_no_refusal)
 	ck_assert_str_ne(load(44).status, "refused");
 	ck_assert_str_ne(load(41).status, "refused");
 	ck_assert_uint_gt(ndies(44), 0);
+	/* Its first step launches before Slurm made the cgroup: nothing to
+	 * widen, no error (which would fail the step). */
+	ck_assert_int_eq(lwk_casas_launch(&roots, 44, "step_batch", err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_casas_reapply(&roots, 44, err, sizeof(err)), 0);
 	tree_remove();
 }
 END_TEST
