@@ -250,8 +250,9 @@ static int write_job(struct plan *p, unsigned int k)
 	 * after the step starts) gets its CPUs from the record when the
 	 * step's tasks start (lwk_casas_reapply): the decision stands. */
 	/* A step starting its tasks keeps all of Slurm's CPUs meanwhile
-	 * (lwk_casas_launch), the job's other steps what they have; the
-	 * decision is written when it is done. */
+	 * (lwk_casas_launch), and so does the job level; the job's other
+	 * steps get the decision now, the launching ones once their tasks
+	 * are bound. */
 	if (rec->nlaunchers) {
 		if (lwk_casas_apply_launching(p->r, rec, &cpus, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
