@@ -15,7 +15,8 @@
  * names: nothing a user typed.  Files are opened O_NOFOLLOW, never
  * created: a missing file is a missing controller, reported by name.
  *
- * Also the kill of every process in a cgroup tree (node/cgroup_kill.c);
+ * Also the kill of every process in a cgroup tree (node/cgroup_kill.c)
+ * and of a job's users' processes (node/cgroup_killusers.c);
  * the rest is node/cgroup.c.
  */
 #ifndef LWK_CGROUP_H
@@ -119,6 +120,20 @@ int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuse
  */
 int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *path,
 			 const char *proc);
+
+/*
+ * node/cgroup_killusers.c: SIGKILL every process but slurmstepd (root's,
+ * named so: it ends the job once its tasks are gone) in cg's cpuset tree
+ * (v1: the cpuset hierarchy) at any depth and whatever the names below it: each
+ * cgroup is opened relative to its parent, each pid pinned with a pidfd
+ * and then still listed in its cgroup before it is signalled.  *whole is
+ * false when some cgroup could not be walked (more than 65536, or more
+ * levels than the process may open).  Returns how many were signalled;
+ * call again until 0, as a process may fork meanwhile.  For a job that
+ * keeps CPUs it was not given: --contention-aware stops one whose CPUs
+ * cannot be narrowed to its share.
+ */
+int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, bool *whole);
 
 /* One knob file of a cgroup directory (an absolute directory, a fixed
  * file name): written whole, opened O_NOFOLLOW, never created; read

@@ -3,6 +3,7 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/cgroup.c \
 	spank/node/cgroup.h \
 	spank/node/cgroup_kill.c \
+	spank/node/cgroup_killusers.c \
 	spank/node/cgtree.c \
 	spank/node/hugepages.c \
 	spank/node/hugepages.h \

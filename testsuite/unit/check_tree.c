@@ -22,7 +22,7 @@ void tree_make(const char *tag)
 
 void tree_put(const char *rel, const char *text)
 {
-	char p[1024];
+	char p[4096];
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/%s", tree_root, rel);
@@ -51,7 +51,7 @@ const char *tree_get(const char *rel)
 
 void tree_mkdir(const char *rel)
 {
-	char cmd[1100];
+	char cmd[4096];
 
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", tree_root, rel);
 	ck_assert_int_eq(system(cmd), 0);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +83,72 @@ START_TEST(kill_tree_v1_reads_the_controllers_line)
 }
 END_TEST
 
+/* A process's status as <proc>/<pid>/status gives it (its name and
+ * real uid). */
+static void proc_status(pid_t pid, const char *name, int uid)
+{
+	char rel[64], text[64];
+
+	snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
+	tree_mkdir(rel);
+	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
+	snprintf(text, sizeof(text), "Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n", name, uid, uid, uid, uid);
+	tree_put(rel, text);
+}
+
+/* A job that keeps CPUs it was not given is stopped: its processes at
+ * any depth below it, under names no path buffer holds, are killed, a
+ * root one too (a job of root's); slurmstepd, a process named so that is
+ * not root's, a gone pid's and another job's are not. */
+START_TEST(kill_users_reaches_every_depth_and_spares_root)
+{
+	pid_t deep = tree_sleeper(), stepd = tree_sleeper(), gone = tree_sleeper(),
+	      other = tree_sleeper(), roots = tree_sleeper(), named = tree_sleeper();
+	char rel[3000], text[64], name[201], proc[300];
+	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
+	bool whole = false;
+	size_t len;
+
+	tree_make("killusers");
+	memset(name, 'n', 200);
+	name[200] = '\0';
+	len = (size_t)snprintf(rel, sizeof(rel), "cg/cpuset/slurm/uid_1000/job_7/step_0");
+	for (int i = 0; i < 10; i++)
+		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/%s", name);
+	tree_mkdir(rel);
+	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
+	snprintf(text, sizeof(text), "%d\n%d\n", (int)gone, (int)deep);
+	snprintf(rel + len, sizeof(rel) - len, "/cgroup.procs");
+	tree_put(rel, text);
+	snprintf(text, sizeof(text), "%d\n%d\n%d\n", (int)stepd, (int)roots, (int)named);
+	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/cgroup.procs", text);
+	snprintf(text, sizeof(text), "%d\n", (int)other);
+	tree_put("cg/cpuset/slurm/uid_1000/job_8/cgroup.procs", text);
+	proc_status(deep, "sleep", 1000);
+	proc_status(stepd, "slurmstepd", 0);
+	proc_status(roots, "sleep", 0);
+	proc_status(named, "slurmstepd", 1000);
+	proc_status(other, "sleep", 1000);
+	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
+	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
+	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 3);
+	ck_assert(whole);
+	usleep(100 * 1000);
+	ck_assert(was_killed(deep));
+	ck_assert(was_killed(roots));
+	ck_assert(was_killed(named));
+	ck_assert(!was_killed(stepd));
+	ck_assert(!was_killed(gone));
+	ck_assert(!was_killed(other));
+	/* A job already gone: nothing to kill, nothing unsure. */
+	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_9");
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 0);
+	ck_assert(whole);
+	tree_remove();
+}
+END_TEST
+
 Suite *cgroup_kill_suite(void)
 {
 	Suite *s = suite_create("cgroup_kill");
@@ -89,6 +156,7 @@ Suite *cgroup_kill_suite(void)
 
 	tcase_add_test(tc, kill_tree_signals_only_processes_still_in_the_cgroup);
 	tcase_add_test(tc, kill_tree_v1_reads_the_controllers_line);
+	tcase_add_test(tc, kill_users_reaches_every_depth_and_spares_root);
 	suite_add_tcase(s, tc);
 	return s;
 }
