@@ -331,11 +331,26 @@ deep_cgroups() {
 		true' - "$2" "$3"
 }
 
+# script_deep NODE CGROUP: the job's batch script (comm slurm_script)
+# moved into the deepest of deep_cgroups' cgroups, where a user on v1
+# could move it: what stops the job must reach it there.
+script_deep() {
+	on_node "$1" bash -c 'top=/sys/fs/cgroup$1 d=$top n=$(printf "%0200d" 0)
+		for i in 1 2 3 4; do d=$d/$n$i; done
+		for procs in $(find "$top" -path "$top/$n*" -prune -o -name cgroup.procs -print); do
+			for pid in $(cat "$procs"); do
+				[ "$(cat /proc/$pid/comm 2>/dev/null)" = slurm_script ] || continue
+				(cd "$d" && echo "$pid" >cgroup.procs) && exit 0
+			done
+		done
+		exit 1' - "$2"
+}
+
 # A job whose CPUs cannot be narrowed to its share keeps no CPUs it was
-# not written: its record says refused, and its next step fails with the
-# reason, not the node.
-test_a_job_that_cannot_be_narrowed_has_its_next_step_refused() {
-	local node a b an cg dies
+# not given: its record says refused, its processes are killed (Slurm
+# ends it, failed), and the slurmd log says why; the node stays usable.
+test_a_job_that_cannot_be_narrowed_is_stopped() {
+	local node a b an cg dies log
 	need_split
 	node=$(casas_node)
 	dies=$(node_dies "$node")
@@ -344,7 +359,7 @@ test_a_job_that_cannot_be_narrowed_has_its_next_step_refused() {
 	# job's probe must narrow.
 	a=$(sbatch --parsable -p cosched -w "$node" -n "$(node_cpus "$node")" -J "$an" -o "$LWK_WORK/$an.out" \
 		--contention-aware=event=task-clock,probe=100ms \
-		--wrap "$(burner) $(node_cpus "$node") 0 & while [ ! -e $LWK_WORK/$an.go ]; do sleep 1; done; srun -n1 true; echo second step: \$?; wait") ||
+		--wrap "$(burner) $(node_cpus "$node") 0 & while [ ! -e $LWK_WORK/$an.go ]; do sleep 1; done; echo still running; wait") ||
 		fail "sbatch failed"
 	defer scancel "$a"
 	wait_status "$node" placed "$a"
@@ -355,21 +370,19 @@ test_a_job_that_cannot_be_narrowed_has_its_next_step_refused() {
 	[ -n "$cg" ] || fail "job $a's record has no cgroup: $(cat "$LWK_WORK/rec.$a")"
 	deep_cgroups "$node" "$cg" make || fail "cannot make the deep cgroups below $cg on $node"
 	defer deep_cgroups "$node" "$cg" remove
+	script_deep "$node" "$cg" || fail "cannot move job $a's batch script below $cg on $node"
 	b=$(submit "$(unique_name narrowing)" 1 0 event=task-clock,probe=100ms) || fail "sbatch failed"
 	defer scancel "$b"
-	wait_line "$node" "$LWK_STATE_DIR/$node/casas/$a" '^status=refused$' ||
-		fail "job $a was not refused: $(record "$node" "$a")$(job_story "$a" "$node")"
-	touch "$LWK_WORK/$an.go"
-	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		grep -q '^second step: ' "$LWK_WORK/$an.out" 2>/dev/null && break
-		snooze 0.5
-	done
-	assert_grep '^second step: [1-9]' "$LWK_WORK/$an.out" "job $a's output"
-	assert_grep "could not be narrowed to its share .*its steps are refused there" "$LWK_WORK/$an.out" \
-		"job $a's output"
-	deep_cgroups "$node" "$cg" remove
-	scancel "$a" "$b"
 	wait_job "$a"
+	touch "$LWK_WORK/$an.go"
+	[ "$job_state" = FAILED ] || fail "job $a ended $job_state, not FAILED$(job_story "$a" "$node")"
+	assert_no_grep '^still running' "$LWK_WORK/$an.out" "job $a's output"
+	log=$(slurmd_log "$node")
+	assert_grep "job $a: its CPUs cannot be narrowed to its share" "$log" "$node's slurmd log"
+	assert_grep "job $a: its processes killed \\([1-9][0-9]* signals\\)" "$log" "$node's slurmd log"
+	wait_status "$node" placed "$b"
+	deep_cgroups "$node" "$cg" remove
+	scancel "$b"
 	wait_job "$b"
 	all_nodes_usable
 }

@@ -2,6 +2,9 @@
 /* The node's re-plan (spank/casas/replan.c) as jobs arrive, leave and
  * crash: dies move between them, decided from their curves and written
  * to each job's cgroup tree. */
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "node_tree.h"
 
 static char rec_path[700];
@@ -113,15 +116,21 @@ END_TEST
 START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 {
 	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	pid_t task = tree_sleeper();
+	int status = 0;
 	char p[700];
 
 	alone_on_the_node(&a);
 	r = load(41);
 	ck_assert_str_eq(cpus_text(&r.cpus), "0-7");
-	/* A cgroup of job 41 whose CPUs cannot be written. */
+	/* A cgroup of job 41 whose CPUs cannot be written, and a task of
+	 * job 41 in it. */
 	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
 	ck_assert_int_eq(unlink(p), 0);
 	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/cgroup.procs", 41);
+	snprintf(err, sizeof(err), "%d\n", (int)task);
+	tree_put(p, err);
 	logbuf[0] = '\0';
 	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
 					sizeof(err)),
@@ -132,6 +141,11 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	ck_assert_msg(strstr(r.why, "its CPUs could not be narrowed"), "%s", r.why);
 	ck_assert_msg(strstr(logbuf, "job 41: its CPUs cannot be narrowed to its share: "),
 		      "%s", logbuf);
+	/* It keeps CPUs that are 42's now: its task is killed. */
+	ck_assert_msg(strstr(logbuf, "job 41: its processes killed ("), "%s", logbuf);
+	ck_assert_int_eq(waitpid(task, &status, 0), task);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
 	/* The other job got its die all the same. */
 	ck_assert_uint_eq(ndies(42), 1);
 	/* Writable again: the next re-plan narrows it. */
