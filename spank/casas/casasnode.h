@@ -60,6 +60,12 @@ struct lwk_casas_record {
 	 * slurmstepd is recognised as gone and the hold dropped.  0: none. */
 	unsigned int prober_pid;
 	unsigned long long prober_start;
+	/* Its place in the queue for the probe lock (probes run first come,
+	 * first served), 0 when it is not queued. */
+	unsigned long long ticket;
+	/* Since when (seconds since the epoch) its memory has stayed behind
+	 * its dies while probes ran, 0 when it has not. */
+	unsigned long long mems_held;
 	/* The job's steps starting their tasks (each its slurmstepd, same
 	 * form, and its step's cgroup below the job's, "step_0"): until each
 	 * is done, the job's cgroup and that step's have all of Slurm's CPUs,
@@ -125,6 +131,13 @@ bool lwk_casas_step_name_ok(const char *step);
  * would hold it 25 minutes.  Windows are cut, then points, to fit.
  */
 #define LWK_CASAS_PROBE_BUDGET_US (120ULL * 1000000)
+
+/*
+ * While a probe runs or waits, only CPUs move (each cpuset.mems write
+ * migrates a job's memory); past this many seconds a job's memory
+ * follows its dies anyway, however many jobs keep arriving to probe.
+ */
+#define LWK_CASAS_MEMS_HELD_MAX_S 120ULL
 
 /* How a probe of `probe` us windows over at most `most` dies fits
  * `budget` us: the points it takes (at least one when most > 0); its

@@ -129,6 +129,7 @@ static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned in
 		if (!probing) {
 			rec->prober_pid = 0;
 			rec->prober_start = 0;
+			rec->ticket = 0;
 		} else if (!rec->prober_pid) {
 			/* Held again after it was let go (probe_lock): by this
 			 * process, which a re-plan must see go. */
@@ -189,13 +190,66 @@ struct probe {
 	bool per_thread;	/* cgroup v1: per thread, with inherit */
 	uint64_t window;	/* us of each window (probe=, or less: the budget) */
 	uint64_t total;		/* us the whole probe takes at most, hold included */
+	unsigned long long ticket; /* its place in the probe lock's queue, 0: none */
 	struct lwk_casas_record rec;
 	char err[512], counters[256];
 };
 
 /*
- * One job probes at a time on a node: its windows must not see another
- * job's dies move.  A job waits on one die (its hold, from its join) no
+ * The probe lock's queue: flock lets any waiter in, so a job could wait
+ * behind every job that arrives after it.  Each job takes a ticket, one
+ * past the highest on the node, and takes the lock only when no job
+ * with an earlier ticket still waits for its probe.
+ */
+static void take_ticket(struct probe *p)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	struct lwk_casas_record *other = malloc(sizeof(*other));
+	unsigned long long top = 0;
+	int nfd = other ? lwk_node_lock(p->r->state_root) : -1, n;
+
+	if (nfd < 0) {
+		free(other);
+		return;
+	}
+	n = lwk_casas_record_jobs(p->r, ids, LWK_CASAS_MAX_JOBS);
+	for (int i = 0; i < n; i++)
+		if (lwk_casas_load(p->r, ids[i], other) == 1 && other->ticket > top)
+			top = other->ticket;
+	if (lwk_casas_load(p->r, p->job, other) == 1) {
+		other->ticket = top + 1;
+		if (!lwk_casas_store(p->r, other, p->err, sizeof(p->err)))
+			p->ticket = top + 1;
+	}
+	close(nfd);
+	free(other);
+}
+
+/* Does a job with an earlier ticket, its prober alive, still wait? */
+static bool queued_before(struct probe *p)
+{
+	uint32_t ids[LWK_CASAS_MAX_JOBS];
+	struct lwk_casas_record *other = malloc(sizeof(*other));
+	bool found = false;
+	int nfd = other && p->ticket ? lwk_node_lock(p->r->state_root) : -1, n;
+
+	if (nfd < 0) {
+		free(other);
+		return false;
+	}
+	n = lwk_casas_record_jobs(p->r, ids, LWK_CASAS_MAX_JOBS);
+	for (int i = 0; i < n && !found; i++)
+		found = ids[i] != p->job && lwk_casas_load(p->r, ids[i], other) == 1 && other->ticket &&
+			other->ticket < p->ticket && other->prober_pid &&
+			!lwk_casas_probe_is_gone(p->r, other);
+	close(nfd);
+	free(other);
+	return found;
+}
+
+/*
+ * One job probes at a time on a node, in the order they came (their
+ * tickets): its windows must not see another job's dies move.  A job waits on one die (its hold, from its join) no
  * longer than its own probe would take: then it is let go (the split
  * without its curve) and waits on, held again once its turn comes.  The
  * lock fd, or -1 when told to stop first.
@@ -212,7 +266,13 @@ static int probe_lock(struct probe *p)
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
+	take_ticket(p);
+	for (;;) {
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			if (!queued_before(p))
+				break;
+			flock(fd, LOCK_UN);
+		}
 		if (held && now_s() >= until) {
 			flush(p->log, p->emit);
 			probe_step(p->r, p->job, WAITING, 0, 0, NULL, p->alive, &p->rec, p->log,

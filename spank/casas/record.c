@@ -57,10 +57,11 @@ size_t lwk_casas_record_format(const struct lwk_casas_record *r, char *buf, size
 	return (size_t)snprintf(buf, len,
 				"job=%u\nstatus=%s\nwhy=%s\ncgroup=%s\nallowed_cpus=%s\n"
 				"allowed_mems=%s\noptions=%s\ncounters=%s\nprobing=%u\n"
-				"prober=%u:%llu\nlaunchers=%s\nips=%s\ndies=%s\ncpus=%s\n"
-				"mems=%s\nsplit=%s\n",
+				"prober=%u:%llu\nticket=%llu\nlaunchers=%s\nips=%s\ndies=%s\n"
+				"cpus=%s\nmems=%s\nmems_held=%llu\nsplit=%s\n",
 				r->job, r->status, why, cg, ac, am, opts, counters, r->probing,
-				r->prober_pid, r->prober_start, launchers, ips, dies, cpus, mems, split);
+				r->prober_pid, r->prober_start, r->ticket, launchers, ips, dies, cpus,
+				mems, r->mems_held, split);
 }
 
 static const char *const statuses[] = { "probing", "placed", "equal", "shared", "off", "refused", NULL };
@@ -129,6 +130,16 @@ static int parse_probing(const char *v, struct lwk_casas_record *r)
 	      k > LWK_CASAS_MAX_POINTS;
 	r->probing = (unsigned int)k;
 	return bad;
+}
+
+/* ticket=, mems_held=: a decimal number.  0, or 1 when bad. */
+static int parse_number(const char *v, unsigned long long *n)
+{
+	char *end;
+
+	errno = 0;
+	*n = strtoull(v, &end, 10);
+	return errno || end == v || *end || !isdigit((unsigned char)v[0]);
 }
 
 /* prober= or, from a plugin before the list, launcher= (key):
@@ -253,6 +264,10 @@ static int parse_field(const char *key, const char *v, struct lwk_casas_record *
 		return parse_process(key, v, r);
 	if (!strcmp(key, "launchers"))
 		return parse_launchers(v, r);
+	if (!strcmp(key, "ticket"))
+		return parse_number(v, &r->ticket);
+	if (!strcmp(key, "mems_held"))
+		return parse_number(v, &r->mems_held);
 	if (!strcmp(key, "ips"))
 		return lwk_casas_curve_parse(v, &r->curve);
 	if (!strcmp(key, "dies"))

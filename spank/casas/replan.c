@@ -39,6 +39,7 @@ struct plan {
 	enum lwk_objective objective;
 	struct lwk_casas_decision d;
 	bool probing;		/* a job is held for its probe, or waits for it */
+	unsigned long long now;	/* seconds since the epoch */
 	char err[512], line[512]; /* line: the decision, for the log and each record */
 };
 
@@ -83,6 +84,7 @@ static void forget_gone_processes(struct plan *p, struct lwk_casas_record *rec)
 		rec->probing = 0;
 		rec->prober_pid = 0;
 		rec->prober_start = 0;
+		rec->ticket = 0;
 	}
 	if (lwk_casas_drop_gone_launchers(p->r, rec) && !rec->nlaunchers)
 		/* Its steps died while starting their tasks: narrowed again
@@ -170,19 +172,29 @@ static int decide(struct plan *p)
 }
 
 /* The CPUs and memory nodes the decision gives job k (rec): its dies'
- * when it has dies of its own (true), else what Slurm gave it.  The
+ * when it has dies of its own (true), else what Slurm gave it.  Its
+ * memory held back from its dies is timed in rec->mems_held.  The
  * caller holds the node lock. */
-static bool job_sets(const struct plan *p, unsigned int k, const struct lwk_casas_record *rec,
+static bool job_sets(const struct plan *p, unsigned int k, struct lwk_casas_record *rec,
 		     struct lwk_cpuset *cpus, struct lwk_cpuset *mems)
 {
 	bool split = lwk_cpuset_count(&p->out[k]) > 0;
+	unsigned long long since = rec->mems_held ? rec->mems_held : p->now;
 
+	rec->mems_held = 0;
 	if (split) {
+		struct lwk_cpuset have = lwk_cpuset_count(&rec->mems) ? rec->mems : rec->allowed_mems;
+
 		lwk_casas_dies_cpus(p->t, &p->out[k], cpus, mems);
-		/* While a probe runs only CPUs move: a new cpuset.mems
-		 * migrates the job's memory, once per decision is enough. */
-		if (p->probing)
-			*mems = lwk_cpuset_count(&rec->mems) ? rec->mems : rec->allowed_mems;
+		/* While a probe runs or waits only CPUs move: a new
+		 * cpuset.mems migrates the job's memory, once per decision
+		 * is enough.  Not for long, though: jobs arriving one after
+		 * another to probe would keep it behind for ever. */
+		if (p->probing && !lwk_cpuset_equal(&have, mems) &&
+		    p->now < since + LWK_CASAS_MEMS_HELD_MAX_S) {
+			*mems = have;
+			rec->mems_held = since;
+		}
 	} else {
 		/* Not split (shared, or no die of its own left): back to
 		 * what Slurm gave it. */
@@ -326,7 +338,8 @@ int lwk_casas_replan_locked(const struct lwk_node_roots *r, const struct gone_jo
 			    size_t loglen)
 {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
-	struct plan p = { .r = r, .log = log, .loglen = loglen, .objective = LWK_OBJECTIVE_STP };
+	struct plan p = { .r = r, .log = log, .loglen = loglen, .objective = LWK_OBJECTIVE_STP,
+			  .now = (unsigned long long)time(NULL) };
 	int rc = -1;
 	int nids = lwk_casas_record_jobs(r, ids, LWK_CASAS_MAX_JOBS);
 

@@ -188,6 +188,7 @@ static void one(uint8_t sel, const char *text)
 		CHECK(!strcmp(q.cgroup, r.cgroup));
 		CHECK(q.probing == r.probing && q.prober_pid == r.prober_pid &&
 		      q.prober_start == r.prober_start);
+		CHECK(q.ticket == r.ticket && q.mems_held == r.mems_held);
 		break;
 	}
 	}
@@ -242,7 +243,8 @@ static const char *const seeds[] = {
 	"job=42\nstatus=placed\nwhy=\ncgroup=/system.slice/n1_slurmstepd.scope/job_42\n"
 	"allowed_cpus=0-7\nallowed_mems=0-1\noptions=probe=500ms,min_dies=1,max_dies=0,"
 	"event=instructions,objective=antt\ncounters=instructions (hardware)\nprobing=2\n"
-	"prober=4242:987654\nips=1:1e+09,2:1.9e+09\ndies=0-1\ncpus=0-3\nmems=0\nsplit=2 job(s)\n",
+	"prober=4242:987654\nticket=3\nips=1:1e+09,2:1.9e+09\ndies=0-1\ncpus=0-3\nmems=0\n"
+	"mems_held=1795000000\nsplit=2 job(s)\n",
 	"0::/system.slice/node1_slurmstepd.scope/job_42/step_0/user/task_0\n"
 	"5:cpuset:/slurm_node1/uid_0/job_42/step_batch\n",
 	"4242 (a) b) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 3 0 987654 12345678 321",

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "casas/internal.h"
 #include "node_tree.h"
 
 START_TEST(a_probe_that_never_began_gives_the_hold_back)
@@ -168,6 +169,48 @@ START_TEST(a_waiting_job_is_released_after_its_own_probe_time)
 }
 END_TEST
 
+/* Probes run in the order their jobs came: a job that finds the probe
+ * lock free still waits while one that came before it (an earlier
+ * ticket, its prober alive) has not probed; once that one is done, it
+ * probes, and gives its ticket back. */
+START_TEST(probes_run_in_the_order_their_jobs_came)
+{
+	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
+	struct timespec half = { 0, 500 * 1000 * 1000 };
+	char extra[96];
+	pthread_t th;
+
+	node_tree();
+	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock,probe=10ms", &a.opts,
+					  err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+	/* Job 42 came first and waits for its probe (this process). */
+	snprintf(extra, sizeof(extra), "prober=%d:%llu\nticket=1\n", (int)getpid(),
+		 lwk_casas_proc_start("/proc", (unsigned int)getpid()));
+	put_record(&b, extra);
+	waiter_stop = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, waiter, NULL), 0);
+	nanosleep(&half, NULL);
+	r = load(41);
+	ck_assert_uint_eq(r.ticket, 2);
+	ck_assert_str_eq(r.counters, "");
+	/* 42 probed: 41's turn. */
+	r = load(42);
+	r.ticket = 0;
+	r.prober_pid = 0;
+	put_record(&r, "");
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(waiter_rc, 0);
+	r = load(41);
+	ck_assert_ptr_nonnull(strstr(r.counters, "none:"));
+	ck_assert_uint_eq(r.ticket, 0);
+	tree_remove();
+}
+END_TEST
+
 /* A job let go while it waits for its probe still holds memory moves
  * back (its probe is to come); once its process is gone, it no longer
  * does and the others' memory follows their dies. */
@@ -191,6 +234,18 @@ START_TEST(a_waiting_job_holds_memory_moves_until_its_process_is_gone)
 	ck_assert_uint_eq(ndies(41), 2);
 	r = load(41);
 	ck_assert_str_eq(cpus_text(&r.mems), "0-1");
+	ck_assert_uint_gt(r.mems_held, 0);
+	/* Held back for longer than the most a job's memory waits: it
+	 * follows its dies although 42 still waits. */
+	r.mems_held = (unsigned long long)time(NULL) - LWK_CASAS_MEMS_HELD_MAX_S - 1;
+	put_record(&r, "");
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	r = load(41);
+	ck_assert_uint_eq(lwk_cpuset_count(&r.mems), 1);
+	ck_assert_uint_eq(r.mems_held, 0);
+	/* Back as it was for what follows: held again. */
+	r.mems = cpus_of("0-1");
+	put_record(&r, "");
 	r = load(42);
 	/* Its slurmstepd killed while it waited. */
 	child = fork();
@@ -219,6 +274,7 @@ Suite *casas_probe_root_suite(void)
 	tcase_add_test(tc, a_probe_that_never_began_gives_the_hold_back);
 	tcase_add_test(tc, a_probe_fits_the_node_budget);
 	tcase_add_test(tc, a_waiting_job_is_released_after_its_own_probe_time);
+	tcase_add_test(tc, probes_run_in_the_order_their_jobs_came);
 	tcase_add_test(tc, a_waiting_job_holds_memory_moves_until_its_process_is_gone);
 	suite_add_tcase(s, tc);
 	return s;

@@ -16,7 +16,8 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 		"job=7\nstatus=placed\nlaunchers=1:2:../x\n", "job=7\nstatus=placed\nlaunchers=1:2:step_\n",
 		"job=7\nstatus=placed\nlaunchers=1:2:step_0/a\n", "job=7\nstatus=placed\nlaunchers=1:2:job_7\n",
 		"job=7\nstatus=placed\nlaunchers=1:2\n", "job=7\nstatus=placed\nlaunchers=0:2:\n",
-		"job=7\nstatus=placed\nlaunchers=1:2:,\n",
+		"job=7\nstatus=placed\nlaunchers=1:2:,\n", "job=7\nstatus=placed\nticket=-1\n",
+		"job=7\nstatus=placed\nticket=\n", "job=7\nstatus=placed\nmems_held=1x\n",
 		NULL
 	};
 	struct lwk_casas_record a = arriving(7), b;
@@ -31,6 +32,8 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 	a.launchers[0] = (struct lwk_casas_launcher){ 123, 456, "step_batch" };
 	a.launchers[1] = (struct lwk_casas_launcher){ 124, 457, "" };
 	a.nlaunchers = 2;
+	a.ticket = 12;
+	a.mems_held = 1795000000ULL;
 	lwk_casas_record_format(&a, text, sizeof(text));
 	ck_assert_int_eq(lwk_casas_record_parse(text, &b, err, sizeof(err)), 0);
 	ck_assert_uint_eq(b.job, 7);
@@ -46,6 +49,8 @@ START_TEST(record_text_reads_back_and_bad_records_are_refused)
 	ck_assert_uint_eq(b.launchers[0].start, 456);
 	ck_assert_str_eq(b.launchers[0].step, "step_batch");
 	ck_assert_str_eq(b.launchers[1].step, "");
+	ck_assert_uint_eq(b.ticket, 12);
+	ck_assert_uint_eq(b.mems_held, 1795000000ULL);
 	/* A record of a plugin before the list: its one launcher, whole tree. */
 	ck_assert_int_eq(lwk_casas_record_parse("job=7\nstatus=placed\nlauncher=99:5\n", &b, err,
 						sizeof(err)),
