@@ -195,9 +195,15 @@ int lwk_remote_post_opt(spank_t sp)
 					  lwk_req.casas_given, err, sizeof(err)))
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error), "%s", err);
 	if (lwk_req.remote_error[0]) {
+		char v[8];
+		/* slurmd merged the user's login environment into the job's
+		 * (sbatch --get-user-env, --export=NONE), after job_submit
+		 * judged the job: the value may come from the user's profile. */
+		bool login_env = spank_getenv(sp, "SLURM_GET_USER_ENV", v, sizeof(v)) == ESPANK_SUCCESS;
+
 		slurm_error("lwk: step %s: refusing the job's options: %s", step,
 			    lwk_req.remote_error);
-		return lwk_config_refusal_rc(&lwk_cfg);
+		return lwk_config_refusal_rc(&lwk_cfg, login_env);
 	}
 	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
 		char buf[16384];

@@ -119,7 +119,7 @@ size_t lwk_config_format(const struct lwk_config *c, char *buf, size_t len)
 	return lwk_kv_format(config_keys, c, buf, len);
 }
 
-int lwk_config_refusal_rc(const struct lwk_config *c)
+int lwk_config_refusal_rc(const struct lwk_config *c, bool login_env)
 {
-	return c->on_error == LWK_ON_ERROR_DRAIN_NODE ? -1 : 0;
+	return c->on_error == LWK_ON_ERROR_DRAIN_NODE && !login_env ? -1 : 0;
 }

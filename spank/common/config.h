@@ -74,7 +74,11 @@ size_t lwk_config_format(const struct lwk_config *c, char *buf, size_t len);
  * drains the node).  Never positive: from 25.05 any non-zero return is a
  * failure (src/common/spank.c and its callers, SchedMD commit 74ff6df484
  * "All spank functions now fail for non-zero return codes").
+ * login_env: slurmd merged the user's login environment on the node into
+ * the job's (SLURM_GET_USER_ENV: sbatch --get-user-env, --export=NONE),
+ * where no submission check saw it: 0 whatever on_error, for a user's
+ * own profile must never drain a node.
  */
-int lwk_config_refusal_rc(const struct lwk_config *c);
+int lwk_config_refusal_rc(const struct lwk_config *c, bool login_env);
 
 #endif

@@ -144,11 +144,13 @@ START_TEST(refusal_return_codes)
 	char *fail[] = { "on_error=fail_job" }, *drain[] = { "on_error=drain_node" };
 
 	lwk_config_defaults(&c);
-	ck_assert_int_eq(lwk_config_refusal_rc(&c), 0);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c, false), 0);
 	ck_assert_int_eq(lwk_config_parse(1, fail, &c, err, sizeof(err)), 0);
-	ck_assert_int_eq(lwk_config_refusal_rc(&c), 0);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c, false), 0);
 	ck_assert_int_eq(lwk_config_parse(1, drain, &c, err, sizeof(err)), 0);
-	ck_assert_int_eq(lwk_config_refusal_rc(&c), -1);
+	ck_assert_int_eq(lwk_config_refusal_rc(&c, false), -1);
+	/* A value from the user's login environment on the node: never a drain. */
+	ck_assert_int_eq(lwk_config_refusal_rc(&c, true), 0);
 }
 END_TEST
 
