@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- where the job's cgroup is --------------------------------------------- */
@@ -214,4 +215,43 @@ void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t log
 			    rec.job, err);
 	}
 	close(fd);
+}
+
+/* ---- a job that cannot be narrowed --------------------------------------- */
+
+/*
+ * Its processes are killed only where its user is the cause: on cgroup
+ * v1 Slurm 22.05 gives the user the step's directories, and cgroups made
+ * below them (deeper or more than the walk writes, or cpusets widened as
+ * fast as they are narrowed) would keep CPUs that are other jobs' now.
+ * A failure with Slurm's cgroups only (a step's removed meanwhile, the
+ * kernel's refusal) is the node's: its next steps are refused, nothing
+ * killed.  Rounds for processes forked meanwhile, within 2 s: the node
+ * lock is held.
+ */
+void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
+		      const char *err, char *log, size_t loglen)
+{
+	struct timespec ms50 = { 0, 50 * 1000 * 1000 }, t0, t;
+	struct lwk_cgroup cg;
+	char e[256];
+	bool whole = true;
+	int n, total = 0;
+
+	say(log, loglen, "lwk: contention-aware: job %u: its CPUs cannot be narrowed to its share: %s",
+	    rec->job, err);
+	snprintf(rec->status, sizeof(rec->status), "refused");
+	snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", err);
+	if (lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) || !lwk_cgroup_foreign(&cg))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		n = lwk_cgroup_kill_users(&cg, r->proc, &whole);
+		total += n;
+		nanosleep(&ms50, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (n && t.tv_sec - t0.tv_sec < 2);
+	say(log, loglen, "lwk: contention-aware: job %u: cgroups its user made keep CPUs that are "
+	    "others': its processes killed (%d signals)%s", rec->job, total,
+	    n ? "; some still ran after 2 s" : whole ? "" : "; some could not be reached");
 }

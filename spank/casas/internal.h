@@ -91,6 +91,14 @@ int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_c
 int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			  const char *step, char *err, size_t errlen);
 
+/* A job whose CPUs could not be narrowed to its share (rec): its record
+ * says refused and why (err), and when a cgroup below its own is one
+ * Slurm does not make (on cgroup v1 only its user can have made it) its
+ * processes are killed but slurmstepd, which then ends the job.  The
+ * caller holds the node lock and stores the record. */
+void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
+		      const char *err, char *log, size_t loglen);
+
 /* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
  * or -1. */
 int lwk_casas_mems_lock(const struct lwk_node_roots *r);

@@ -136,8 +136,18 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			rc = ERR("%s", e2);
 	}
-	if (rc == 0)
-		rc = narrow_after_launch(r, &rec, step, err, errlen);
+	if (rc == 0 && (rc = narrow_after_launch(r, &rec, step, err, errlen))) {
+		/* The step's tasks run on all of Slurm's CPUs: refused as a
+		 * re-plan refuses it, and its CPUs forgotten, so that the next
+		 * re-plan writes them again. */
+		char log[2048] = "", e2[512];
+
+		lwk_casas_refuse(r, &rec, err, log, sizeof(log));
+		memset(&rec.cpus, 0, sizeof(rec.cpus));
+		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
+			say(log, sizeof(log), "%s", e2);
+		snprintf(err, errlen, "%s", log);
+	}
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off") &&
 	    lwk_casas_cgroup_made(r, &rec)) {

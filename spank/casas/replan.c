@@ -247,31 +247,6 @@ static int apply_cpus(struct plan *p, const struct lwk_casas_record *rec,
 	}
 }
 
-/* A job whose CPUs cannot be narrowed to its share keeps CPUs that are
- * other jobs' now, and on cgroup v1 its user can cause that (Slurm 22.05
- * gives them the step's directories: cgroups below it, or cpusets
- * widened as fast as they are narrowed).  Its processes are killed, all
- * but slurmstepd (which then ends the job, failed), none outside its
- * cgroup; a few rounds, for it may fork meanwhile.  The signals sent. */
-static int stop_job(struct plan *p, const struct lwk_casas_record *rec, bool *whole)
-{
-	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
-	struct lwk_cgroup cg;
-	int n, total = 0;
-
-	*whole = false;
-	if (lwk_cgroup_init(&cg, p->r->cgroup_root, rec->cgroup, p->err, sizeof(p->err)))
-		return 0;
-	for (int round = 0; round < 20; round++) {
-		n = lwk_cgroup_kill_users(&cg, p->r->proc, whole);
-		total += n;
-		if (!n)
-			break;
-		nanosleep(&ms50, NULL);
-	}
-	return total;
-}
-
 /* Job k's share written: its cgroup's CPUs where they changed, then its
  * record.  0, or -1 when its CPUs could not be written.  The caller
  * holds the node lock. */
@@ -294,22 +269,15 @@ static int write_job(struct plan *p, unsigned int k)
 		if (lwk_casas_apply_launching(p->r, rec, &cpus, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "lwk: contention-aware: job %u: %s", rec->job, p->err);
 	} else if (!lwk_cpuset_equal(&cpus, &rec->cpus) && apply_cpus(p, rec, &cpus)) {
-		/* Its CPUs could not be narrowed to its share (more cgroups
-		 * below the job's than the walk takes, or ones widened as fast
-		 * as they are narrowed).  Its record keeps what was last
-		 * written and says why, its next steps are refused, and its
-		 * running ones are stopped; the node and the other jobs'
-		 * shares stay as they are. */
-		bool whole;
-		int killed;
+		/* Its CPUs could not be narrowed to its share: its record
+		 * keeps what was last written and says why, its next steps
+		 * are refused, its running ones stopped where its user is the
+		 * cause; the node and the other jobs' shares stay as they
+		 * are. */
+		char why[512];
 
-		say(p->log, p->loglen, "lwk: contention-aware: job %u: its CPUs cannot be narrowed "
-		    "to its share: %s", rec->job, p->err);
-		snprintf(rec->status, sizeof(rec->status), "refused");
-		snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", p->err);
-		killed = stop_job(p, rec, &whole);
-		say(p->log, p->loglen, "lwk: contention-aware: job %u: its processes killed (%d signals)%s",
-		    rec->job, killed, whole ? "" : "; some of its cgroups could not be walked");
+		snprintf(why, sizeof(why), "%s", p->err);
+		lwk_casas_refuse(p->r, rec, why, p->log, p->loglen);
 		if (lwk_casas_store(p->r, rec, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "%s", p->err);
 		return -1;

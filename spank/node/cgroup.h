@@ -122,17 +122,24 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
 			 const char *proc);
 
 /*
- * node/cgroup_killusers.c: SIGKILL every process but slurmstepd (root's,
- * named so: it ends the job once its tasks are gone) in cg's cpuset tree
- * (v1: the cpuset hierarchy) at any depth and whatever the names below it: each
- * cgroup is opened relative to its parent, each pid pinned with a pidfd
- * and then still listed in its cgroup before it is signalled.  *whole is
- * false when some cgroup could not be walked (more than 65536, or more
- * levels than the process may open).  Returns how many were signalled;
- * call again until 0, as a process may fork meanwhile.  For a job that
- * keeps CPUs it was not given: --contention-aware stops one whose CPUs
- * cannot be narrowed to its share.
+ * node/cgroup_killusers.c: stopping a job that keeps CPUs it was not
+ * given.  Both walk cg's cpuset tree (v1: the cpuset hierarchy) at any
+ * depth and whatever the names below it, each cgroup opened relative to
+ * its parent, up to 16384 cgroups and 256 levels.
+ * lwk_cgroup_foreign: is a cgroup below cg one Slurm does not make (a
+ * name other than step_N, step_batch/extern/interactive, task_N,
+ * task_special, slurm, user), or the tree too big to tell?  On cgroup
+ * v1 with Slurm 22.05 only the job's user can have made it.
+ * lwk_cgroup_kill_users: SIGKILL every process in the tree but
+ * slurmstepd (root's and named so: it ends the job once its tasks are
+ * gone): each pid of each cgroup.procs pinned with a pidfd, then its
+ * <proc>/<pid>/cgroup must still place it in the tree (a process moved
+ * within the job is still the job's), then signalled through the pidfd.
+ * Without pidfds (before 5.3) nothing is killed.  *whole is false when
+ * some cgroup or process could not be judged.  Returns how many were
+ * signalled; call again until 0, as a process may fork meanwhile.
  */
+bool lwk_cgroup_foreign(const struct lwk_cgroup *cg);
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, bool *whole);
 
 /* One knob file of a cgroup directory (an absolute directory, a fixed

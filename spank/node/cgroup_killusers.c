@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Killing the processes of a job that keeps CPUs it was not given (see
- * lwk_cgroup_kill_users in cgroup.h): every cgroup of its tree opened
- * relative to its parent's descriptor, so that neither depth nor the
- * length of the names a user chose below their step puts a process out
- * of reach; slurmstepd is left to end the job. */
+/* Stopping a job that keeps CPUs it was not given (see
+ * lwk_cgroup_kill_users and lwk_cgroup_foreign in cgroup.h): every
+ * cgroup of its tree opened relative to its parent's descriptor, so that
+ * neither depth nor the length of the names a user chose below their
+ * step puts a process out of reach; slurmstepd is left to end the job. */
 #include "node/cgroup.h"
 
 #include <dirent.h>
@@ -16,9 +16,139 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Past this many cgroups in the tree the walk stops and says so: the
- * kernel's memory, not this bound, is what limits a user on v1. */
-#define KILL_MAX_CGROUPS 65536
+/* Past these the walk stops and says so (whole false): each level
+ * holds an open directory, and the walk runs under the node lock. */
+#define WALK_MAX_CGROUPS 16384
+#define WALK_MAX_DEPTH 256
+
+struct walk {
+	DIR *open[WALK_MAX_DEPTH]; /* from the top down to the current one */
+	int depth, seen;
+	bool whole;
+};
+
+/* Call visit on the directory of cg (name NULL) and on every directory
+ * below it, parents first; stop early when visit returns true.  Returns
+ * what the last visit returned; w->whole false when some directory
+ * could not be walked. */
+static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
+		      bool (*visit)(int dirfd, const char *name, void *arg), void *arg)
+{
+	char dir[1100];
+	bool done;
+	int fd;
+
+	w->depth = w->seen = 0;
+	w->whole = true;
+	lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		w->whole = errno == ENOENT; /* gone: nothing left in it */
+		return false;
+	}
+	if ((done = visit(fd, NULL, arg))) {
+		close(fd);
+		return true;
+	}
+	if (!(w->open[0] = fdopendir(fd))) {
+		close(fd);
+		w->whole = false;
+		return false;
+	}
+	w->depth = 1;
+	while (!done && w->depth > 0) {
+		DIR *d = w->open[w->depth - 1];
+		struct dirent *e = readdir(d);
+
+		if (!e) {
+			closedir(d);
+			w->depth--;
+			continue;
+		}
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (w->seen >= WALK_MAX_CGROUPS || w->depth >= WALK_MAX_DEPTH) {
+			w->whole = false;
+			continue;
+		}
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				w->whole = false;
+			continue;
+		}
+		w->seen++;
+		if ((done = visit(fd, e->d_name, arg))) {
+			close(fd);
+			break;
+		}
+		if (!(w->open[w->depth] = fdopendir(fd))) {
+			close(fd);
+			w->whole = false;
+			continue;
+		}
+		w->depth++;
+	}
+	while (w->depth > 0)
+		closedir(w->open[--w->depth]);
+	return done;
+}
+
+/* ---- cgroups Slurm does not make ------------------------------------------ */
+
+static bool number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* The names Slurm gives below a job's cgroup: its steps, their tasks,
+ * and v2's slurm/user split of a step. */
+static bool slurms_name(const char *n)
+{
+	static const char *const fixed[] = { "step_batch", "step_extern", "step_interactive",
+					     "task_special", "slurm", "user", NULL };
+
+	for (int i = 0; fixed[i]; i++)
+		if (!strcmp(n, fixed[i]))
+			return true;
+	return (!strncmp(n, "step_", 5) && number(n + 5)) || (!strncmp(n, "task_", 5) && number(n + 5));
+}
+
+static bool foreign_name(int dirfd, const char *name, void *arg)
+{
+	(void)dirfd;
+	(void)arg;
+	return name && !slurms_name(name);
+}
+
+bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
+{
+	struct walk *w = malloc(sizeof(*w));
+	bool foreign;
+
+	if (!w)
+		return false;
+	foreign = walk_tree(cg, w, foreign_name, NULL) || !w->whole;
+	free(w);
+	return foreign;
+}
+
+/* ---- the kill ---------------------------------------------------------------- */
+
+struct kill {
+	const struct lwk_cgroup *cg;
+	const char *proc;
+	char *text; /* a heap buffer of TEXT bytes */
+	int signalled;
+	bool whole;
+};
+
+#define TEXT 65536
 
 /* Is pid listed in the cgroup.procs of the directory dirfd? */
 static bool listed(int dirfd, long pid)
@@ -39,146 +169,142 @@ static bool listed(int dirfd, long pid)
 	return found;
 }
 
-/* Is the process Slurm's own: root's and named slurmstepd in
- * <proc>/<pid>/status (kernel text, never a user's file)?  Only root
- * names a root process; a gone one is spared (nothing to kill). */
-static bool slurms(const char *proc, long pid)
+/* Read <proc>/<pid>/<file> (kernel text, never a user's file) into
+ * k->text: its length, or -1. */
+static ssize_t read_proc(struct kill *k, long pid, const char *file)
 {
-	char path[300], line[256];
-	bool stepd = false;
-	long uid = -1;
-	FILE *f;
+	char path[300];
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/%ld/status", proc, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	while (uid < 0 && fgets(line, sizeof(line), f)) {
-		if (!strcmp(line, "Name:\tslurmstepd\n"))
-			stepd = true;
-		else if (!strncmp(line, "Uid:", 4))
-			uid = strtol(line + 4, NULL, 10);
-	}
-	fclose(f);
-	return uid != 0 ? uid < 0 : stepd;
-}
-
-/* One pid of the cgroup dirfd: pinned with a pidfd, then still listed
- * there (a pid reused before the pin belongs to another cgroup) and not
- * Slurm's, then signalled through the pidfd.  0 when signalled. */
-static int kill_user(int dirfd, const char *proc, long pid)
-{
-	int fd = -1, rc = -1;
-
-#ifdef SYS_pidfd_open
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (fd < 0 && errno != ENOSYS)
-		return -1; /* gone */
-#endif
-	if (listed(dirfd, pid) && !slurms(proc, pid)) {
-#ifdef SYS_pidfd_send_signal
-		if (fd >= 0)
-			rc = (int)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-		else
-#endif
-			rc = kill((pid_t)pid, SIGKILL);
-	}
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
-/* The job's processes of one cgroup directory; how many signalled. */
-static int kill_here(int dirfd, const char *proc)
-{
-	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW), n = 0;
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	long pid;
-
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	/* Read as a stream: a number cut at a buffer's end would be another pid. */
-	while (fscanf(f, "%ld", &pid) == 1)
-		if (pid > 1 && kill_user(dirfd, proc, pid) == 0)
-			n++;
-	fclose(f);
+	snprintf(path, sizeof(path), "%s/%ld/%s", k->proc, pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	n = read(fd, k->text, TEXT - 1);
+	close(fd);
+	if (n >= 0)
+		k->text[n] = '\0';
 	return n;
 }
 
-struct walk {
-	DIR **open; /* the directories from the top down to the current one */
-	int depth, cap, seen;
-	bool whole;
-};
-
-/* Descend into the child fd: its processes killed, its directory
- * pushed.  false when it cannot be walked (whole is cleared). */
-static bool push(struct walk *w, int fd, const char *proc, int *n)
+/* Is the process in the job's tree: the line of its cgroup file for the
+ * cpuset hierarchy (v2: "0::") names the job's cgroup or one below it?
+ * A path longer than the kernel prints (ENAMETOOLONG) is judged by the
+ * cgroup it was listed in, read again. */
+static bool in_job(struct kill *k, int dirfd, long pid)
 {
-	DIR *d;
+	size_t plen = strlen(k->cg->path);
 
-	*n += kill_here(fd, proc);
-	if (w->depth == w->cap) {
-		DIR **more = realloc(w->open, sizeof(*more) * (size_t)(w->cap ? w->cap * 2 : 64));
+	if (read_proc(k, pid, "cgroup") <= 0)
+		return errno == ENAMETOOLONG && listed(dirfd, pid);
+	for (char *save = NULL, *l = strtok_r(k->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		char ctrls[300];
 
-		if (!more) {
-			close(fd);
-			w->whole = false;
-			return false;
-		}
-		w->open = more;
-		w->cap = w->cap ? w->cap * 2 : 64;
+		if (!c2)
+			continue;
+		*c1 = *c2 = '\0';
+		snprintf(ctrls, sizeof(ctrls), ",%s,", c1 + 1);
+		if (k->cg->version == LWK_CGROUP_V2 ? strcmp(l, "0") || c1[1] : !strstr(ctrls, ",cpuset,"))
+			continue;
+		return !strncmp(c2 + 1, k->cg->path, plen) && (c2[1 + plen] == '\0' || c2[1 + plen] == '/');
 	}
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		w->whole = false;
+	return false;
+}
+
+/* Slurm's own: root's and named slurmstepd (only root names a root
+ * process).  A gone process counts as spared: nothing to kill. */
+static bool slurms(struct kill *k, long pid)
+{
+	char *uid, *name;
+
+	if (read_proc(k, pid, "status") <= 0)
+		return true;
+	name = strstr(k->text, "Name:\t");
+	uid = strstr(k->text, "\nUid:\t");
+	return !uid || (strtol(uid + 6, NULL, 10) == 0 && name == k->text &&
+			!strncmp(name + 6, "slurmstepd\n", 11));
+}
+
+/* One pid: pinned with a pidfd, then in the job's tree and not
+ * slurmstepd, then signalled through the pidfd.  Without pidfds
+ * (kernels before 5.3) nothing is killed: a pid reused between the
+ * check and a kill() would be another's. */
+static void kill_one(struct kill *k, int dirfd, long pid)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+	if (fd < 0) {
+		if (errno != ESRCH)
+			k->whole = false;
+		return;
+	}
+	if (in_job(k, dirfd, pid) && !slurms(k, pid) &&
+	    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
+		k->signalled++;
+	close(fd);
+#else
+	(void)dirfd;
+	(void)pid;
+	k->whole = false;
+#endif
+}
+
+/* The processes of one cgroup: its cgroup.procs read whole first (the
+ * buffer is reused per pid), then each judged. */
+static bool kill_here(int dirfd, const char *name, void *arg)
+{
+	struct kill *k = arg;
+	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	long *pids = NULL, pid;
+	size_t n = 0, cap = 0;
+
+	(void)name;
+	if (!f) {
+		if (fd >= 0 || errno != ENOENT) /* ENOENT: removed meanwhile */
+			k->whole = false;
+		if (fd >= 0)
+			close(fd);
 		return false;
 	}
-	w->open[w->depth++] = d;
-	return true;
+	/* Read as a stream: a number cut at a buffer's end would be another pid. */
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (n == cap) {
+			long *more = realloc(pids, sizeof(*more) * (cap = cap ? cap * 2 : 64));
+
+			if (!more) {
+				k->whole = false;
+				break;
+			}
+			pids = more;
+		}
+		pids[n++] = pid;
+	}
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] > 1)
+			kill_one(k, dirfd, pids[i]);
+	free(pids);
+	return false;
 }
 
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, bool *whole)
 {
-	struct walk w = { .whole = true };
-	char dir[1100];
-	int fd, n = 0;
+	struct kill k = { .cg = cg, .proc = proc, .text = malloc(TEXT), .whole = true };
+	struct walk *w = malloc(sizeof(*w));
 
-	lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		*whole = errno == ENOENT; /* gone: nothing left to kill */
+	*whole = false;
+	if (!k.text || !w) {
+		free(k.text);
+		free(w);
 		return 0;
 	}
-	push(&w, fd, proc, &n);
-	while (w.depth > 0) {
-		DIR *d = w.open[w.depth - 1];
-		struct dirent *e = readdir(d);
-
-		if (!e) {
-			closedir(d);
-			w.depth--;
-			continue;
-		}
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (w.seen >= KILL_MAX_CGROUPS) {
-			w.whole = false;
-			continue;
-		}
-		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno != ENOENT) /* EMFILE: deeper than this process may open */
-				w.whole = false;
-			continue;
-		}
-		w.seen++;
-		push(&w, fd, proc, &n);
-	}
-	free(w.open);
-	*whole = w.whole;
-	return n;
+	walk_tree(cg, w, kill_here, &k);
+	*whole = w->whole && k.whole;
+	free(k.text);
+	free(w);
+	return k.signalled;
 }

@@ -346,9 +346,10 @@ script_deep() {
 		exit 1' - "$2"
 }
 
-# A job whose CPUs cannot be narrowed to its share keeps no CPUs it was
-# not given: its record says refused, its processes are killed (Slurm
-# ends it, failed), and the slurmd log says why; the node stays usable.
+# A job whose CPUs cannot be narrowed to its share because of cgroups its
+# user made keeps no CPUs it was not given: its record says refused, its
+# processes are killed wherever they are below it (Slurm ends it,
+# failed), and the slurmd log says why; the node stays usable.
 test_a_job_that_cannot_be_narrowed_is_stopped() {
 	local node a b an cg dies log
 	need_split
@@ -379,7 +380,8 @@ test_a_job_that_cannot_be_narrowed_is_stopped() {
 	assert_no_grep '^still running' "$LWK_WORK/$an.out" "job $a's output"
 	log=$(slurmd_log "$node")
 	assert_grep "job $a: its CPUs cannot be narrowed to its share" "$log" "$node's slurmd log"
-	assert_grep "job $a: its processes killed \\([1-9][0-9]* signals\\)" "$log" "$node's slurmd log"
+	assert_grep "job $a: cgroups its user made keep CPUs that are others': its processes killed \\([1-9][0-9]* signals\\)" \
+		"$log" "$node's slurmd log"
 	wait_status "$node" placed "$b"
 	deep_cgroups "$node" "$cg" remove
 	scancel "$b"

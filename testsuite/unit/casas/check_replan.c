@@ -118,19 +118,20 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	struct lwk_casas_record a = arriving(41), b = arriving(42), r;
 	pid_t task = tree_sleeper();
 	int status = 0;
-	char p[700];
+	char p[700], fake[300], text[600];
+	FILE *f;
 
 	alone_on_the_node(&a);
 	r = load(41);
 	ck_assert_str_eq(cpus_text(&r.cpus), "0-7");
-	/* A cgroup of job 41 whose CPUs cannot be written, and a task of
-	 * job 41 in it. */
+	/* A cgroup of Slurm's in job 41 whose CPUs cannot be written (the
+	 * kernel refuses), and a task of job 41 in it. */
 	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
 	ck_assert_int_eq(unlink(p), 0);
-	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(symlink("/dev/null", p), 0); /* opened O_NOFOLLOW: refused */
 	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/cgroup.procs", 41);
-	snprintf(err, sizeof(err), "%d\n", (int)task);
-	tree_put(p, err);
+	snprintf(text, sizeof(text), "%d\n", (int)task);
+	tree_put(p, text);
 	logbuf[0] = '\0';
 	ck_assert_int_eq(lwk_casas_join(&roots, &b, all_alive, logbuf, sizeof(logbuf), err,
 					sizeof(err)),
@@ -141,18 +142,49 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	ck_assert_msg(strstr(r.why, "its CPUs could not be narrowed"), "%s", r.why);
 	ck_assert_msg(strstr(logbuf, "job 41: its CPUs cannot be narrowed to its share: "),
 		      "%s", logbuf);
-	/* It keeps CPUs that are 42's now: its task is killed. */
-	ck_assert_msg(strstr(logbuf, "job 41: its processes killed ("), "%s", logbuf);
-	ck_assert_int_eq(waitpid(task, &status, 0), task);
-	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
+	/* Slurm's cgroups only: not its user's doing, nothing killed. */
+	ck_assert_msg(!strstr(logbuf, "killed"), "%s", logbuf);
+	ck_assert_int_eq(waitpid(task, &status, WNOHANG), 0);
 	/* The other job got its die all the same. */
 	ck_assert_uint_eq(ndies(42), 1);
-	/* Writable again: the next re-plan narrows it. */
-	ck_assert_int_eq(rmdir(p), 0);
+	/* Now a cgroup its user made below its task's, which cannot be
+	 * written, with the task in it (what /proc says, in a /proc of the
+	 * test's with this process's own stat for the liveness checks). */
+	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/cpuset.cpus", tree_root, 41);
+	ck_assert_int_eq(unlink(p), 0);
 	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/cpuset.cpus", 41);
 	tree_put(p, "0-7\n");
+	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/mine/cpuset.cpus", tree_root, 41);
+	tree_mkdir(p + strlen(tree_root) + 1);
+	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/mine/cgroup.procs", 41);
+	tree_put(p, text);
+	snprintf(p, sizeof(p), "0::/s.slice/n1.scope/job_%u/step_0/user/task_0/mine\n", 41);
+	tree_proc_cgroup(task, p);
+	snprintf(p, sizeof(p), "proc/%d/status", (int)task);
+	tree_put(p, "Name:\tsleep\nUid:\t1000\t1000\t1000\t1000\n");
+	snprintf(p, sizeof(p), "proc/%d", (int)getpid());
+	tree_mkdir(p);
+	f = fopen("/proc/self/stat", "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(text, sizeof(text), f));
+	fclose(f);
+	snprintf(p, sizeof(p), "proc/%d/stat", (int)getpid());
+	tree_put(p, text);
+	snprintf(fake, sizeof(fake), "%s/proc", tree_root);
+	roots.proc = fake;
+	logbuf[0] = '\0';
+	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
+	ck_assert_str_eq(load(41).status, "refused");
+	ck_assert_msg(strstr(logbuf, "job 41: cgroups its user made keep CPUs that are others': "
+				     "its processes killed ("),
+		      "%s", logbuf);
+	ck_assert_int_eq(waitpid(task, &status, 0), task);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* Its cgroup gone and the rest writable: the next re-plan narrows it. */
+	snprintf(p, sizeof(p), "%s/" JOBCG "/step_0/user/task_0/mine", tree_root, 41);
+	ck_assert_int_eq(system(strcat(strcpy(text, "rm -r "), p)), 0);
 	ck_assert_int_eq(lwk_casas_unhold(&roots, 42, all_alive, logbuf, sizeof(logbuf)), 0);
+	roots.proc = "/proc";
 	r = load(41);
 	ck_assert_str_ne(r.status, "refused");
 	ck_assert_uint_eq(ndies(41), 2);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,13 +99,16 @@ static void proc_status(pid_t pid, const char *name, int uid)
 
 /* A job that keeps CPUs it was not given is stopped: its processes at
  * any depth below it, under names no path buffer holds, are killed, a
- * root one too (a job of root's); slurmstepd, a process named so that is
- * not root's, a gone pid's and another job's are not. */
-START_TEST(kill_users_reaches_every_depth_and_spares_root)
+ * root one too (a job of root's), and one moved within the job since its
+ * cgroup was read; slurmstepd, a process named so that is not root's
+ * (killed), a gone pid, one moved out of the job and another job's are
+ * not. */
+START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 {
 	pid_t deep = tree_sleeper(), stepd = tree_sleeper(), gone = tree_sleeper(),
-	      other = tree_sleeper(), roots = tree_sleeper(), named = tree_sleeper();
-	char rel[3000], text[64], name[201], proc[300];
+	      other = tree_sleeper(), roots = tree_sleeper(), named = tree_sleeper(),
+	      moved = tree_sleeper(), left = tree_sleeper();
+	char rel[3000], text[3000], name[201], proc[300], *deepcg;
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
 	bool whole = false;
 	size_t len;
@@ -116,35 +120,78 @@ START_TEST(kill_users_reaches_every_depth_and_spares_root)
 	for (int i = 0; i < 10; i++)
 		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/%s", name);
 	tree_mkdir(rel);
+	deepcg = strdup(rel + strlen("cg/cpuset"));
 	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
-	snprintf(text, sizeof(text), "%d\n%d\n", (int)gone, (int)deep);
+	snprintf(text, sizeof(text), "%d\n%d\n%d\n", (int)gone, (int)deep, (int)left);
 	snprintf(rel + len, sizeof(rel) - len, "/cgroup.procs");
 	tree_put(rel, text);
-	snprintf(text, sizeof(text), "%d\n%d\n%d\n", (int)stepd, (int)roots, (int)named);
+	snprintf(text, sizeof(text), "%d\n%d\n%d\n%d\n", (int)stepd, (int)roots, (int)named, (int)moved);
 	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/cgroup.procs", text);
 	snprintf(text, sizeof(text), "%d\n", (int)other);
 	tree_put("cg/cpuset/slurm/uid_1000/job_8/cgroup.procs", text);
+	snprintf(text, sizeof(text), "4:memory:/x\n3:cpuset:%s\n", deepcg);
+	tree_proc_cgroup(deep, text);
 	proc_status(deep, "sleep", 1000);
+	tree_proc_cgroup(stepd, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
 	proc_status(stepd, "slurmstepd", 0);
+	tree_proc_cgroup(roots, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
 	proc_status(roots, "sleep", 0);
+	tree_proc_cgroup(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
 	proc_status(named, "slurmstepd", 1000);
+	/* Listed in step_0, moved to the deep cgroup since: still the job's. */
+	tree_proc_cgroup(moved, text);
+	proc_status(moved, "sleep", 1000);
+	/* Listed in the deep cgroup, moved out of the job since. */
+	tree_proc_cgroup(left, "3:cpuset:/slurm/uid_1000/job_9\n");
+	proc_status(left, "sleep", 1000);
+	tree_proc_cgroup(other, "3:cpuset:/slurm/uid_1000/job_8\n");
 	proc_status(other, "sleep", 1000);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 3);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 4);
 	ck_assert(whole);
 	usleep(100 * 1000);
 	ck_assert(was_killed(deep));
 	ck_assert(was_killed(roots));
 	ck_assert(was_killed(named));
+	ck_assert(was_killed(moved));
 	ck_assert(!was_killed(stepd));
 	ck_assert(!was_killed(gone));
+	ck_assert(!was_killed(left));
 	ck_assert(!was_killed(other));
 	/* A job already gone: nothing to kill, nothing unsure. */
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_9");
 	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 0);
 	ck_assert(whole);
+	free(deepcg);
+	tree_remove();
+}
+END_TEST
+
+/* Slurm's own names below a job (v1 and v2 layouts) are not foreign; a
+ * cgroup of any other name anywhere below, however deep, is. */
+START_TEST(foreign_cgroups_are_told_from_slurms)
+{
+	struct lwk_cgroup cg = { .version = LWK_CGROUP_V2 };
+
+	tree_make("foreign");
+	tree_mkdir("cg/job_7/step_batch/user/task_0");
+	tree_mkdir("cg/job_7/step_batch/slurm");
+	tree_mkdir("cg/job_7/step_extern/user/task_special");
+	tree_mkdir("cg/job_7/step_12/user/task_3");
+	tree_mkdir("cg/job_8/step_0/task_0/.hidden");
+	tree_mkdir("cg/job_9/step_0/step_x");
+	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
+	snprintf(cg.path, sizeof(cg.path), "/job_7");
+	ck_assert(!lwk_cgroup_foreign(&cg));
+	snprintf(cg.path, sizeof(cg.path), "/job_8");
+	ck_assert(lwk_cgroup_foreign(&cg));
+	snprintf(cg.path, sizeof(cg.path), "/job_9");
+	ck_assert(lwk_cgroup_foreign(&cg));
+	/* Gone: nothing below it. */
+	snprintf(cg.path, sizeof(cg.path), "/job_10");
+	ck_assert(!lwk_cgroup_foreign(&cg));
 	tree_remove();
 }
 END_TEST
@@ -156,7 +203,8 @@ Suite *cgroup_kill_suite(void)
 
 	tcase_add_test(tc, kill_tree_signals_only_processes_still_in_the_cgroup);
 	tcase_add_test(tc, kill_tree_v1_reads_the_controllers_line);
-	tcase_add_test(tc, kill_users_reaches_every_depth_and_spares_root);
+	tcase_add_test(tc, kill_users_reaches_every_depth_and_spares_slurmstepd);
+	tcase_add_test(tc, foreign_cgroups_are_told_from_slurms);
 	suite_add_tcase(s, tc);
 	return s;
 }
