@@ -20,12 +20,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -99,23 +102,74 @@ static bool stepd_here(uint32_t job)
 	return alive;
 }
 
+/* Does the environment of one of these processes (SLURM_JOB_ID, and
+ * this node's name when known) name the job?  A user's environment can
+ * be memory a FUSE file of theirs backs, whose read never returns: it is
+ * read in a child, which is given 2 s.  No answer is "no": only the
+ * job's own user can stall it, and a job whose slurmstepd is gone then
+ * looks gone to its own cost, never to another job's. */
+static bool environ_names(const int *pids, size_t n, uint32_t job, const char *node)
+{
+	enum { ENV = 65536 };
+	char *env = malloc(ENV), found = 0;
+	struct pollfd p;
+	int pipefd[2];
+	pid_t child;
+
+	if (!env || pipe2(pipefd, O_CLOEXEC)) {
+		free(env);
+		return false;
+	}
+	child = fork();
+	if (child == 0) {
+		/* Only open, read and a pure match here: the parent may have
+		 * threads (the probe's). */
+		for (size_t i = 0; i < n && !found; i++) {
+			char path[64];
+			ssize_t got;
+			int fd;
+
+			snprintf(path, sizeof(path), "/proc/%d/environ", pids[i]);
+			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd < 0)
+				continue;
+			got = read(fd, env, ENV);
+			close(fd);
+			found = got > 0 && lwk_environ_matches(env, (size_t)got, job, node);
+		}
+		_exit(write(pipefd[1], &found, 1) == 1 ? 0 : 1);
+	}
+	close(pipefd[1]);
+	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
+	if (child < 0 || poll(&p, 1, 2000) != 1 || read(pipefd[0], &found, 1) != 1)
+		found = 0;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	close(pipefd[0]);
+	free(env);
+	return found;
+}
+
 /* A process of uid that is a task of the job here.  Slurm's job cgroup
  * says so where there is one (kernel data the user cannot stall);
  * only a process in no job's cgroup (Slurm without cgroups) is judged
- * by its environment (SLURM_JOB_ID, and this node's name when known).
- * Only the job's own user counts: another user could put any job id in
- * an environment to make a live job look crashed. */
+ * by its environment (environ_names).  Only the job's own user counts:
+ * another user could put any job id in an environment to make a live
+ * job look crashed. */
 static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sluid)
 {
-	enum { ENV = 65536 };
-	char *env = malloc(ENV); /* not static: threads ask too */
+	enum { CG = 65536, MOST = 4096 };
+	char *cg = malloc(CG); /* not static: threads ask too */
+	int *uncounted = malloc(sizeof(int) * MOST);
 	struct dirent *e;
-	DIR *d = env ? opendir("/proc") : NULL;
+	DIR *d = cg && uncounted ? opendir("/proc") : NULL;
 	bool found = false;
+	size_t n = 0;
 
 	while (d && !found && (e = readdir(d))) {
 		struct stat st;
-		ssize_t n;
 		int dfd, in;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -123,22 +177,21 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sl
 		dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
-		if (fstat(dfd, &st) || st.st_uid != uid || read_at(dfd, "cgroup", env, ENV) < 0) {
-			close(dfd);
-			continue;
-		}
-		in = lwk_cgroup_job_of(env, job, sluid);
-		if (in >= 0) {
-			found = in == 1;
-		} else {
-			n = read_at(dfd, "environ", env, ENV);
-			found = n > 0 && lwk_environ_matches(env, (size_t)n, job, node);
+		if (!fstat(dfd, &st) && st.st_uid == uid && read_at(dfd, "cgroup", cg, CG) >= 0) {
+			in = lwk_cgroup_job_of(cg, job, sluid);
+			if (in >= 0)
+				found = in == 1;
+			else if (n < MOST)
+				uncounted[n++] = atoi(e->d_name);
 		}
 		close(dfd);
 	}
 	if (d)
 		closedir(d);
-	free(env);
+	if (!found && n)
+		found = environ_names(uncounted, n, job, node);
+	free(cg);
+	free(uncounted);
 	return found;
 }
 
