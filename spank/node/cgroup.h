@@ -127,9 +127,10 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
  * depth and whatever the names below it, each cgroup opened relative to
  * its parent, up to 16384 cgroups and 256 levels.
  * lwk_cgroup_foreign: is a cgroup below cg one Slurm does not make (a
- * name other than step_N, step_batch/extern/interactive, task_N,
- * task_special, slurm, user), or the tree too big to tell?  On cgroup
- * v1 with Slurm 22.05 only the job's user can have made it.
+ * name or a place other than Slurm's: step_N, step_batch, step_extern,
+ * step_interactive; then slurm, user or task_N; then task_N below user;
+ * nothing deeper), or the tree too big to tell?  On cgroup v1 with
+ * Slurm 22.05 only the job's user can have made it.
  * lwk_cgroup_kill_users: SIGKILL every process in the tree but
  * slurmstepd (root's and named so: it ends the job once its tasks are
  * gone): each pid of each cgroup.procs pinned with a pidfd, then its

@@ -27,12 +27,12 @@ struct walk {
 	bool whole;
 };
 
-/* Call visit on the directory of cg (name NULL) and on every directory
- * below it, parents first; stop early when visit returns true.  Returns
- * what the last visit returned; w->whole false when some directory
- * could not be walked. */
+/* Call visit on the directory of cg (name NULL, level 0) and on every
+ * directory below it (level 1 for a child of cg's), parents first; stop
+ * early when visit returns true.  Returns what the last visit returned;
+ * w->whole false when some directory could not be walked. */
 static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
-		      bool (*visit)(int dirfd, const char *name, void *arg), void *arg)
+		      bool (*visit)(int dirfd, const char *name, int level, void *arg), void *arg)
 {
 	char dir[1100];
 	bool done;
@@ -46,7 +46,7 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 		w->whole = errno == ENOENT; /* gone: nothing left in it */
 		return false;
 	}
-	if ((done = visit(fd, NULL, arg))) {
+	if ((done = visit(fd, NULL, 0, arg))) {
 		close(fd);
 		return true;
 	}
@@ -78,7 +78,7 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 			continue;
 		}
 		w->seen++;
-		if ((done = visit(fd, e->d_name, arg))) {
+		if ((done = visit(fd, e->d_name, w->depth, arg))) {
 			close(fd);
 			break;
 		}
@@ -106,24 +106,31 @@ static bool number(const char *s)
 	return true;
 }
 
-/* The names Slurm gives below a job's cgroup: its steps, their tasks,
- * and v2's slurm/user split of a step. */
-static bool slurms_name(const char *n)
+/* Where Slurm puts each name below a job's cgroup: its steps (level 1);
+ * a step's slurm and user halves (v2) or its tasks (level 2); the tasks
+ * in a step's user half (level 3).  Nothing deeper. */
+static bool slurms_place(const char *n, int level)
 {
-	static const char *const fixed[] = { "step_batch", "step_extern", "step_interactive",
-					     "task_special", "slurm", "user", NULL };
+	bool task = (!strncmp(n, "task_", 5) && number(n + 5)) || !strcmp(n, "task_special");
 
-	for (int i = 0; fixed[i]; i++)
-		if (!strcmp(n, fixed[i]))
-			return true;
-	return (!strncmp(n, "step_", 5) && number(n + 5)) || (!strncmp(n, "task_", 5) && number(n + 5));
+	switch (level) {
+	case 1:
+		return (!strncmp(n, "step_", 5) && number(n + 5)) || !strcmp(n, "step_batch") ||
+		       !strcmp(n, "step_extern") || !strcmp(n, "step_interactive");
+	case 2:
+		return task || !strcmp(n, "user") || !strcmp(n, "slurm");
+	case 3:
+		return task;
+	default:
+		return false;
+	}
 }
 
-static bool foreign_name(int dirfd, const char *name, void *arg)
+static bool foreign_name(int dirfd, const char *name, int level, void *arg)
 {
 	(void)dirfd;
 	(void)arg;
-	return name && !slurms_name(name);
+	return name && !slurms_place(name, level);
 }
 
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
@@ -254,7 +261,7 @@ static void kill_one(struct kill *k, int dirfd, long pid)
 
 /* The processes of one cgroup: its cgroup.procs read whole first (the
  * buffer is reused per pid), then each judged. */
-static bool kill_here(int dirfd, const char *name, void *arg)
+static bool kill_here(int dirfd, const char *name, int level, void *arg)
 {
 	struct kill *k = arg;
 	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -263,6 +270,7 @@ static bool kill_here(int dirfd, const char *name, void *arg)
 	size_t n = 0, cap = 0;
 
 	(void)name;
+	(void)level;
 	if (!f) {
 		if (fd >= 0 || errno != ENOENT) /* ENOENT: removed meanwhile */
 			k->whole = false;

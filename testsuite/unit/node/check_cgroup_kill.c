@@ -169,8 +169,9 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 }
 END_TEST
 
-/* Slurm's own names below a job (v1 and v2 layouts) are not foreign; a
- * cgroup of any other name anywhere below, however deep, is. */
+/* Slurm's own names where Slurm puts them below a job (v1 and v2
+ * layouts) are not foreign; a cgroup of any other name anywhere below,
+ * however deep, is, and so is one of Slurm's names elsewhere. */
 START_TEST(foreign_cgroups_are_told_from_slurms)
 {
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V2 };
@@ -182,6 +183,10 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	tree_mkdir("cg/job_7/step_12/user/task_3");
 	tree_mkdir("cg/job_8/step_0/task_0/.hidden");
 	tree_mkdir("cg/job_9/step_0/step_x");
+	/* Slurm's names in places Slurm does not put them. */
+	tree_mkdir("cg/job_11/step_0/user/task_0/task_1");
+	tree_mkdir("cg/job_12/step_1/step_2");
+	tree_mkdir("cg/job_13/task_0");
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/job_7");
 	ck_assert(!lwk_cgroup_foreign(&cg));
@@ -189,6 +194,10 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	ck_assert(lwk_cgroup_foreign(&cg));
 	snprintf(cg.path, sizeof(cg.path), "/job_9");
 	ck_assert(lwk_cgroup_foreign(&cg));
+	for (int j = 11; j <= 13; j++) {
+		snprintf(cg.path, sizeof(cg.path), "/job_%d", j);
+		ck_assert_msg(lwk_cgroup_foreign(&cg), "job_%d", j);
+	}
 	/* Gone: nothing below it. */
 	snprintf(cg.path, sizeof(cg.path), "/job_10");
 	ck_assert(!lwk_cgroup_foreign(&cg));
