@@ -14,16 +14,6 @@
 
 #include "lwk/part.h"
 
-static bool numeric(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 static bool is_dir_at(int dfd, const struct dirent *e)
 {
 	struct stat st;
@@ -101,7 +91,7 @@ static bool cgroup_busy(const char *dir, int depth)
 static bool job_cgroup(const char *dir, const char *name)
 {
 	struct dirent *e;
-	bool job = !strncmp(name, "job_", 4) && numeric(name + 4);
+	bool job = lwk_cgroup_numbered(name, "job_");
 	DIR *d;
 
 	if (job || !(d = opendir(dir)))
@@ -297,7 +287,7 @@ static int other_job_cgroup(const struct lwk_node_roots *r, uint32_t job, char *
 		/* v1 keeps each user's jobs under uid_<n>: the other users'
 		 * jobs are cousins. */
 		base = strrchr(parent, '/');
-		if (base && !strncmp(base + 1, "uid_", 4) && numeric(base + 5)) {
+		if (base && lwk_cgroup_numbered(base + 1, "uid_")) {
 			char up[4200], mine[64], cousin[4500];
 			struct dirent *e;
 			DIR *d;
@@ -306,7 +296,7 @@ static int other_job_cgroup(const struct lwk_node_roots *r, uint32_t job, char *
 			snprintf(up, sizeof(up), "%.*s", (int)(base - parent), parent);
 			d = opendir(up);
 			while (d && (e = readdir(d))) {
-				if (strncmp(e->d_name, "uid_", 4) || !numeric(e->d_name + 4) ||
+				if (!lwk_cgroup_numbered(e->d_name, "uid_") ||
 				    !strcmp(e->d_name, mine))
 					continue;
 				snprintf(cousin, sizeof(cousin), "%s/%s", up, e->d_name);
@@ -353,7 +343,7 @@ int lwk_node_other_job(const struct lwk_node_roots *r, uint32_t job, bool (*aliv
 	lwk_state_casas_dir(r->state_root, r->node, dir, sizeof(dir));
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d)))
-			if (numeric(e->d_name) && strtoul(e->d_name, NULL, 10) != job) {
+			if (lwk_cgroup_numbered(e->d_name, "") && strtoul(e->d_name, NULL, 10) != job) {
 				uint32_t other = (uint32_t)strtoul(e->d_name, NULL, 10);
 				int gone = !alive(other);
 

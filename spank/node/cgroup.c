@@ -481,3 +481,14 @@ int lwk_cgroup_get_cpuset(const struct lwk_cgroup *cg, struct lwk_cpuset *cpus,
 	return 0;
 }
 
+bool lwk_cgroup_numbered(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(name, prefix, n) || !name[n])
+		return false;
+	for (name += n; *name; name++)
+		if (*name < '0' || *name > '9')
+			return false;
+	return true;
+}

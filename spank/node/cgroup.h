@@ -143,6 +143,10 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg);
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, bool *whole);
 
+/* Is name prefix followed by a decimal number, as Slurm names its
+ * cgroups (job_7, uid_1000, step_0, task_3; prefix "": a number)? */
+bool lwk_cgroup_numbered(const char *name, const char *prefix);
+
 /* One knob file of a cgroup directory (an absolute directory, a fixed
  * file name): written whole, opened O_NOFOLLOW, never created; read
  * with its trailing newline and blanks cut.  0 or -1 with err. */

@@ -96,26 +96,16 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 
 /* ---- cgroups Slurm does not make ------------------------------------------ */
 
-static bool number(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 /* Where Slurm puts each name below a job's cgroup: its steps (level 1);
  * a step's slurm and user halves (v2) or its tasks (level 2); the tasks
  * in a step's user half (level 3).  Nothing deeper. */
 static bool slurms_place(const char *n, int level)
 {
-	bool task = (!strncmp(n, "task_", 5) && number(n + 5)) || !strcmp(n, "task_special");
+	bool task = lwk_cgroup_numbered(n, "task_") || !strcmp(n, "task_special");
 
 	switch (level) {
 	case 1:
-		return (!strncmp(n, "step_", 5) && number(n + 5)) || !strcmp(n, "step_batch") ||
+		return lwk_cgroup_numbered(n, "step_") || !strcmp(n, "step_batch") ||
 		       !strcmp(n, "step_extern") || !strcmp(n, "step_interactive");
 	case 2:
 		return task || !strcmp(n, "user") || !strcmp(n, "slurm");

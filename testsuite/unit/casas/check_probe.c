@@ -121,6 +121,19 @@ START_TEST(a_probe_fits_the_node_budget)
 }
 END_TEST
 
+/* A fresh node, and job a joined with probe=10ms (about 0.3 s of probe
+ * on its 4 dies). */
+static void joined_to_probe(struct lwk_casas_record *a)
+{
+	node_tree();
+	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock,probe=10ms", &a->opts,
+					  err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lwk_casas_join(&roots, a, all_alive, logbuf, sizeof(logbuf), err,
+					sizeof(err)),
+			 1);
+}
+
 static volatile int waiter_stop;
 static int waiter_rc = -7;
 
@@ -143,13 +156,7 @@ START_TEST(a_waiting_job_is_released_after_its_own_probe_time)
 	pthread_t th;
 	int lock;
 
-	node_tree();
-	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock,probe=10ms", &a.opts,
-					  err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
+	joined_to_probe(&a);
 	ck_assert_uint_eq(load(41).probing, 1);
 	ck_assert_uint_eq(ndies(41), 1);
 	lock = take(".probe.lock");
@@ -180,13 +187,7 @@ START_TEST(probes_run_in_the_order_their_jobs_came)
 	char extra[96];
 	pthread_t th;
 
-	node_tree();
-	ck_assert_int_eq(lwk_option_parse(&lwk_grammar_casas, "event=task-clock,probe=10ms", &a.opts,
-					  err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(lwk_casas_join(&roots, &a, all_alive, logbuf, sizeof(logbuf), err,
-					sizeof(err)),
-			 1);
+	joined_to_probe(&a);
 	/* Job 42 came first and waits for its probe (this process). */
 	snprintf(extra, sizeof(extra), "prober=%d:%llu\nticket=1\n", (int)getpid(),
 		 lwk_casas_proc_start("/proc", (unsigned int)getpid()));

@@ -84,14 +84,13 @@ START_TEST(kill_tree_v1_reads_the_controllers_line)
 }
 END_TEST
 
-/* A process's status as <proc>/<pid>/status gives it (its name and
- * real uid). */
-static void proc_status(pid_t pid, const char *name, int uid)
+/* What <proc>/<pid> says of a process: its cgroup file, and its name
+ * and real uid in status. */
+static void proc_is(pid_t pid, const char *cgroup, const char *name, int uid)
 {
 	char rel[64], text[64];
 
-	snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
-	tree_mkdir(rel);
+	tree_proc_cgroup(pid, cgroup);
 	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
 	snprintf(text, sizeof(text), "Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n", name, uid, uid, uid, uid);
 	tree_put(rel, text);
@@ -130,22 +129,15 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	snprintf(text, sizeof(text), "%d\n", (int)other);
 	tree_put("cg/cpuset/slurm/uid_1000/job_8/cgroup.procs", text);
 	snprintf(text, sizeof(text), "4:memory:/x\n3:cpuset:%s\n", deepcg);
-	tree_proc_cgroup(deep, text);
-	proc_status(deep, "sleep", 1000);
-	tree_proc_cgroup(stepd, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
-	proc_status(stepd, "slurmstepd", 0);
-	tree_proc_cgroup(roots, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
-	proc_status(roots, "sleep", 0);
-	tree_proc_cgroup(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n");
-	proc_status(named, "slurmstepd", 1000);
+	proc_is(deep, text, "sleep", 1000);
+	proc_is(stepd, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "slurmstepd", 0);
+	proc_is(roots, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "sleep", 0);
+	proc_is(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "slurmstepd", 1000);
 	/* Listed in step_0, moved to the deep cgroup since: still the job's. */
-	tree_proc_cgroup(moved, text);
-	proc_status(moved, "sleep", 1000);
+	proc_is(moved, text, "sleep", 1000);
 	/* Listed in the deep cgroup, moved out of the job since. */
-	tree_proc_cgroup(left, "3:cpuset:/slurm/uid_1000/job_9\n");
-	proc_status(left, "sleep", 1000);
-	tree_proc_cgroup(other, "3:cpuset:/slurm/uid_1000/job_8\n");
-	proc_status(other, "sleep", 1000);
+	proc_is(left, "3:cpuset:/slurm/uid_1000/job_9\n", "sleep", 1000);
+	proc_is(other, "3:cpuset:/slurm/uid_1000/job_8\n", "sleep", 1000);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
