@@ -219,39 +219,46 @@ void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t log
 
 /* ---- a job that cannot be narrowed --------------------------------------- */
 
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /*
- * Its processes are killed only where its user is the cause: on cgroup
- * v1 Slurm 22.05 gives the user the step's directories, and cgroups made
- * below them (deeper or more than the walk writes, or cpusets widened as
- * fast as they are narrowed) would keep CPUs that are other jobs' now.
- * A failure with Slurm's cgroups only (a step's removed meanwhile, the
- * kernel's refusal) is the node's: its next steps are refused, nothing
- * killed.  Rounds for processes forked meanwhile, within 2 s: the node
- * lock is held.
+ * Its processes are killed where its user can be the cause: on cgroup
+ * v1, where Slurm 22.05 gives the user the step's directories (cgroups
+ * made below them, or cpusets widened as fast as they are narrowed,
+ * would keep CPUs that are other jobs' now), and wherever a cgroup below
+ * the job's is not one Slurm makes.  Otherwise (v2, Slurm's cgroups
+ * only: a step's removed meanwhile, the kernel's refusal) its next steps
+ * are refused and nothing is killed.  Rounds until none of its processes
+ * is found, for it may fork or move meanwhile, within 2 s: the node lock
+ * is held.
  */
 void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
 		      const char *err, char *log, size_t loglen)
 {
-	struct timespec ms50 = { 0, 50 * 1000 * 1000 }, t0, t;
+	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
 	struct lwk_cgroup cg;
 	char e[256];
 	bool whole = true;
-	int n, total = 0;
+	int found, signalled = 0;
+	double t0 = seconds();
 
 	say(log, loglen, "lwk: contention-aware: job %u: its CPUs cannot be narrowed to its share: %s",
 	    rec->job, err);
 	snprintf(rec->status, sizeof(rec->status), "refused");
 	snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", err);
-	if (lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) || !lwk_cgroup_foreign(&cg))
+	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
+	    (cg.version != LWK_CGROUP_V1 && !lwk_cgroup_foreign(&cg)))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		n = lwk_cgroup_kill_users(&cg, r->proc, &whole);
-		total += n;
+	while ((found = lwk_cgroup_kill_users(&cg, r->proc, &signalled, &whole)) &&
+	       seconds() - t0 < 2)
 		nanosleep(&ms50, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (n && t.tv_sec - t0.tv_sec < 2);
-	say(log, loglen, "lwk: contention-aware: job %u: cgroups its user made keep CPUs that are "
-	    "others': its processes killed (%d signals)%s", rec->job, total,
-	    n ? "; some still ran after 2 s" : whole ? "" : "; some could not be reached");
+	say(log, loglen, "lwk: contention-aware: job %u: its user's cgroups keep CPUs that are "
+	    "others': its processes killed (%d signals)%s", rec->job, signalled,
+	    found ? "; some still there after 2 s" : whole ? "" : "; some could not be reached");
 }

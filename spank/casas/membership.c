@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
@@ -113,9 +114,17 @@ static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_
 	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus) ||
 	    !lwk_casas_cgroup_made(r, rec))
 		return 0;
-	if (rec->nlaunchers)
-		return step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0;
-	return lwk_casas_apply(r, rec, false, &rec->cpus, err, errlen);
+	/* A few tries, as a re-plan makes them: Slurm removes a finished
+	 * step's cgroup whenever it likes. */
+	for (int attempt = 0;; attempt++) {
+		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+		int rc = rec->nlaunchers ? step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0
+					 : lwk_casas_apply(r, rec, false, &rec->cpus, err, errlen);
+
+		if (!rc || attempt == 3)
+			return rc;
+		nanosleep(&ms20, NULL);
+	}
 }
 
 int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)

@@ -16,16 +16,64 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Past these the walk stops and says so (whole false): each level
- * holds an open directory, and the walk runs under the node lock. */
-#define WALK_MAX_CGROUPS 16384
-#define WALK_MAX_DEPTH 256
+/* Past this many cgroups the walk stops and says so (whole false): it
+ * runs under the node lock.  It has no depth limit: it holds one
+ * directory open, climbing back through "..", and keeps the names left
+ * to visit at each level. */
+#define WALK_MAX_CGROUPS 65536
+
+struct level {
+	char (*names)[256]; /* the subdirectories left to visit, from next */
+	int n, next;
+};
 
 struct walk {
-	DIR *open[WALK_MAX_DEPTH]; /* from the top down to the current one */
-	int depth, seen;
+	struct level *lv; /* from the top down to the current directory */
+	int depth, cap, seen;
 	bool whole;
 };
+
+/* The subdirectory names of dirfd pushed as the next level (dirfd is
+ * left open).  false when they cannot be read. */
+static bool push_level(struct walk *w, int dirfd)
+{
+	struct level l = { 0 };
+	struct dirent *e;
+	int dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), cap = 0;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return false;
+	}
+	while ((e = readdir(d)) && w->seen + l.n < WALK_MAX_CGROUPS) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (l.n == cap) {
+			char(*more)[256] = realloc(l.names, sizeof(*more) * (size_t)(cap = cap ? cap * 2 : 16));
+
+			if (!more)
+				break;
+			l.names = more;
+		}
+		snprintf(l.names[l.n++], 256, "%s", e->d_name);
+	}
+	if (e)
+		w->whole = false; /* past the bound, or out of memory */
+	closedir(d);
+	if (w->depth == w->cap) {
+		struct level *more = realloc(w->lv, sizeof(*more) * (size_t)(w->cap = w->cap ? w->cap * 2 : 16));
+
+		if (!more) {
+			free(l.names);
+			return false;
+		}
+		w->lv = more;
+	}
+	w->lv[w->depth++] = l;
+	return true;
+}
 
 /* Call visit on the directory of cg (name NULL, level 0) and on every
  * directory below it (level 1 for a child of cg's), parents first; stop
@@ -35,66 +83,72 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 		      bool (*visit)(int dirfd, const char *name, int level, void *arg), void *arg)
 {
 	char dir[1100];
-	bool done;
-	int fd;
+	bool done = false;
+	int cur;
 
-	w->depth = w->seen = 0;
-	w->whole = true;
+	*w = (struct walk){ .whole = true };
 	lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
+	cur = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cur < 0) {
 		w->whole = errno == ENOENT; /* gone: nothing left in it */
 		return false;
 	}
-	if ((done = visit(fd, NULL, 0, arg))) {
-		close(fd);
-		return true;
-	}
-	if (!(w->open[0] = fdopendir(fd))) {
-		close(fd);
+	if (!(done = visit(cur, NULL, 0, arg)) && !push_level(w, cur))
 		w->whole = false;
-		return false;
-	}
-	w->depth = 1;
 	while (!done && w->depth > 0) {
-		DIR *d = w->open[w->depth - 1];
-		struct dirent *e = readdir(d);
+		struct level *l = &w->lv[w->depth - 1];
+		int fd;
 
-		if (!e) {
-			closedir(d);
-			w->depth--;
+		if (l->next == l->n) {
+			free(l->names);
+			if (--w->depth == 0)
+				break;
+			/* cgroupfs moves no directory to another parent. */
+			fd = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(cur);
+			if ((cur = fd) < 0) {
+				w->whole = false; /* removed meanwhile: its place is lost */
+				break;
+			}
 			continue;
 		}
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (w->seen >= WALK_MAX_CGROUPS || w->depth >= WALK_MAX_DEPTH) {
-			w->whole = false;
-			continue;
-		}
-		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(cur, l->names[l->next++], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno != ENOENT)
 				w->whole = false;
 			continue;
 		}
 		w->seen++;
-		if ((done = visit(fd, e->d_name, w->depth, arg))) {
+		if ((done = visit(fd, l->names[l->next - 1], w->depth, arg)) || !push_level(w, fd)) {
+			w->whole = w->whole && done;
 			close(fd);
-			break;
-		}
-		if (!(w->open[w->depth] = fdopendir(fd))) {
-			close(fd);
-			w->whole = false;
 			continue;
 		}
-		w->depth++;
+		close(cur);
+		cur = fd;
 	}
 	while (w->depth > 0)
-		closedir(w->open[--w->depth]);
+		free(w->lv[--w->depth].names);
+	free(w->lv);
+	if (cur >= 0)
+		close(cur);
 	return done;
 }
 
 /* ---- cgroups Slurm does not make ------------------------------------------ */
+
+/* step_N+M: a step of a heterogeneous job's component M. */
+static bool het_step(const char *n)
+{
+	const char *plus = strchr(n, '+');
+	char step[64];
+
+	if (!plus || (size_t)(plus - n) >= sizeof(step))
+		return false;
+	memcpy(step, n, (size_t)(plus - n));
+	step[plus - n] = '\0';
+	return lwk_cgroup_numbered(step, "step_") && lwk_cgroup_numbered(plus + 1, "");
+}
 
 /* Where Slurm puts each name below a job's cgroup: its steps (level 1);
  * a step's slurm and user halves (v2) or its tasks (level 2); the tasks
@@ -105,7 +159,7 @@ static bool slurms_place(const char *n, int level)
 
 	switch (level) {
 	case 1:
-		return lwk_cgroup_numbered(n, "step_") || !strcmp(n, "step_batch") ||
+		return lwk_cgroup_numbered(n, "step_") || het_step(n) || !strcmp(n, "step_batch") ||
 		       !strcmp(n, "step_extern") || !strcmp(n, "step_interactive");
 	case 2:
 		return task || !strcmp(n, "user") || !strcmp(n, "slurm");
@@ -129,8 +183,10 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
 	bool foreign;
 
 	if (!w)
-		return false;
-	foreign = walk_tree(cg, w, foreign_name, NULL) || !w->whole;
+		return true; /* cannot tell */
+	/* More cgroups than the narrowing walks (cgtree.c): Slurm makes
+	 * nothing like it. */
+	foreign = walk_tree(cg, w, foreign_name, NULL) || !w->whole || w->seen > 4096;
 	free(w);
 	return foreign;
 }
@@ -141,7 +197,7 @@ struct kill {
 	const struct lwk_cgroup *cg;
 	const char *proc;
 	char *text; /* a heap buffer of TEXT bytes */
-	int signalled;
+	int signalled, found;
 	bool whole;
 };
 
@@ -185,16 +241,18 @@ static ssize_t read_proc(struct kill *k, long pid, const char *file)
 	return n;
 }
 
-/* Is the process in the job's tree: the line of its cgroup file for the
- * cpuset hierarchy (v2: "0::") names the job's cgroup or one below it?
- * A path longer than the kernel prints (ENAMETOOLONG) is judged by the
- * cgroup it was listed in, read again. */
+/* Is the process in the job's tree now: still listed in the cgroup it
+ * was listed in (a thread of it is there: on v1 threads may sit apart),
+ * or the line of its cgroup file for the cpuset hierarchy (v2: "0::")
+ * names the job's cgroup or one below it (moved within the job)? */
 static bool in_job(struct kill *k, int dirfd, long pid)
 {
 	size_t plen = strlen(k->cg->path);
 
+	if (listed(dirfd, pid))
+		return true;
 	if (read_proc(k, pid, "cgroup") <= 0)
-		return errno == ENAMETOOLONG && listed(dirfd, pid);
+		return false;
 	for (char *save = NULL, *l = strtok_r(k->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		char ctrls[300];
@@ -238,9 +296,11 @@ static void kill_one(struct kill *k, int dirfd, long pid)
 			k->whole = false;
 		return;
 	}
-	if (in_job(k, dirfd, pid) && !slurms(k, pid) &&
-	    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
-		k->signalled++;
+	if (in_job(k, dirfd, pid) && !slurms(k, pid)) {
+		k->found++;
+		if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
+			k->signalled++;
+	}
 	close(fd);
 #else
 	(void)dirfd;
@@ -289,20 +349,22 @@ static bool kill_here(int dirfd, const char *name, int level, void *arg)
 	return false;
 }
 
-int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, bool *whole)
+int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
+			  bool *whole)
 {
 	struct kill k = { .cg = cg, .proc = proc, .text = malloc(TEXT), .whole = true };
 	struct walk *w = malloc(sizeof(*w));
 
 	*whole = false;
-	if (!k.text || !w) {
+	if (!cg->path[0] || !cg->path[1] || !k.text || !w) { /* never the whole hierarchy */
 		free(k.text);
 		free(w);
 		return 0;
 	}
 	walk_tree(cg, w, kill_here, &k);
 	*whole = w->whole && k.whole;
+	*signalled += k.signalled;
 	free(k.text);
 	free(w);
-	return k.signalled;
+	return k.found;
 }

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,18 +103,43 @@ static bool stepd_here(uint32_t job)
 	return alive;
 }
 
-/* Does the environment of one of these processes (SLURM_JOB_ID, and
- * this node's name when known) name the job?  A user's environment can
- * be memory a FUSE file of theirs backs, whose read never returns: it is
+/* In the child: every fd but those of keep[] (sorted) closed, so that
+ * no lock this process holds outlives the parent's own close. */
+static void close_all_but(const int *keep, size_t n)
+{
+#ifdef SYS_close_range
+	unsigned int from = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+#else
+	(void)keep;
+	(void)n;
+#endif
+}
+
+static int by_number(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Does the environment of one of these processes (their /proc
+ * directories open in dirs[], owner checked) name the job (SLURM_JOB_ID,
+ * and this node's name when known)?  A user's environment can be memory
+ * whose fault the user holds, and a read of it would not return: it is
  * read in a child, which is given 2 s.  No answer is "no": only the
  * job's own user can stall it, and a job whose slurmstepd is gone then
  * looks gone to its own cost, never to another job's. */
-static bool environ_names(const int *pids, size_t n, uint32_t job, const char *node)
+static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 {
 	enum { ENV = 65536 };
 	char *env = malloc(ENV), found = 0;
 	struct pollfd p;
-	int pipefd[2];
+	int pipefd[2], pidfd = -1;
 	pid_t child;
 
 	if (!env || pipe2(pipefd, O_CLOEXEC)) {
@@ -124,29 +150,37 @@ static bool environ_names(const int *pids, size_t n, uint32_t job, const char *n
 	if (child == 0) {
 		/* Only open, read and a pure match here: the parent may have
 		 * threads (the probe's). */
-		for (size_t i = 0; i < n && !found; i++) {
-			char path[64];
-			ssize_t got;
-			int fd;
+		dirs[n] = pipefd[1];
+		qsort(dirs, n + 1, sizeof(*dirs), by_number);
+		close_all_but(dirs, n + 1);
+		for (size_t i = 0; i < n + 1 && !found; i++) {
+			int fd = dirs[i] == pipefd[1] ? -1 : openat(dirs[i], "environ", O_RDONLY | O_CLOEXEC);
+			ssize_t got = fd >= 0 ? read(fd, env, ENV) : -1;
 
-			snprintf(path, sizeof(path), "/proc/%d/environ", pids[i]);
-			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-			if (fd < 0)
-				continue;
-			got = read(fd, env, ENV);
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			found = got > 0 && lwk_environ_matches(env, (size_t)got, job, node);
 		}
 		_exit(write(pipefd[1], &found, 1) == 1 ? 0 : 1);
 	}
 	close(pipefd[1]);
+#ifdef SYS_pidfd_open
+	/* slurmstepd's main thread reaps any child: a pidfd, never the pid,
+	 * is what is killed. */
+	if (child > 0)
+		pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
 	if (child < 0 || poll(&p, 1, 2000) != 1 || read(pipefd[0], &found, 1) != 1)
 		found = 0;
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		close(pidfd);
 	}
+#endif
+	if (child > 0)
+		waitpid(child, NULL, 0); /* ECHILD when slurmstepd reaped it */
 	close(pipefd[0]);
 	free(env);
 	return found;
@@ -160,11 +194,11 @@ static bool environ_names(const int *pids, size_t n, uint32_t job, const char *n
  * job look crashed. */
 static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sluid)
 {
-	enum { CG = 65536, MOST = 4096 };
+	enum { CG = 65536, MOST = 256 };
 	char *cg = malloc(CG); /* not static: threads ask too */
-	int *uncounted = malloc(sizeof(int) * MOST);
+	int *dirs = malloc(sizeof(int) * (MOST + 1));
 	struct dirent *e;
-	DIR *d = cg && uncounted ? opendir("/proc") : NULL;
+	DIR *d = cg && dirs ? opendir("/proc") : NULL;
 	bool found = false;
 	size_t n = 0;
 
@@ -181,17 +215,21 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sl
 			in = lwk_cgroup_job_of(cg, job, sluid);
 			if (in >= 0)
 				found = in == 1;
-			else if (n < MOST)
-				uncounted[n++] = atoi(e->d_name);
+			else if (n < MOST) {
+				dirs[n++] = dfd; /* its environment, later */
+				continue;
+			}
 		}
 		close(dfd);
 	}
 	if (d)
 		closedir(d);
 	if (!found && n)
-		found = environ_names(uncounted, n, job, node);
+		found = environ_names(dirs, n, job, node);
+	while (n > 0)
+		close(dirs[--n]);
 	free(cg);
-	free(uncounted);
+	free(dirs);
 	return found;
 }
 

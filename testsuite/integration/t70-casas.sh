@@ -380,7 +380,7 @@ test_a_job_that_cannot_be_narrowed_is_stopped() {
 	assert_no_grep '^still running' "$LWK_WORK/$an.out" "job $a's output"
 	log=$(slurmd_log "$node")
 	assert_grep "job $a: its CPUs cannot be narrowed to its share" "$log" "$node's slurmd log"
-	assert_grep "job $a: cgroups its user made keep CPUs that are others': its processes killed \\([1-9][0-9]* signals\\)" \
+	assert_grep "job $a: its user's cgroups keep CPUs that are others': its processes killed \\([1-9][0-9]* signals\\)" \
 		"$log" "$node's slurmd log"
 	wait_status "$node" placed "$b"
 	deep_cgroups "$node" "$cg" remove

@@ -175,7 +175,7 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	logbuf[0] = '\0';
 	ck_assert_int_eq(lwk_casas_leave(&roots, 0, all_alive, logbuf, sizeof(logbuf)), 0);
 	ck_assert_str_eq(load(41).status, "refused");
-	ck_assert_msg(strstr(logbuf, "job 41: cgroups its user made keep CPUs that are others': "
+	ck_assert_msg(strstr(logbuf, "job 41: its user's cgroups keep CPUs that are others': "
 				     "its processes killed ("),
 		      "%s", logbuf);
 	ck_assert_int_eq(waitpid(task, &status, 0), task);

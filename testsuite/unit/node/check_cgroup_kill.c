@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,19 +99,19 @@ static void proc_is(pid_t pid, const char *cgroup, const char *name, int uid)
 
 /* A job that keeps CPUs it was not given is stopped: its processes at
  * any depth below it, under names no path buffer holds, are killed, a
- * root one too (a job of root's), and one moved within the job since its
- * cgroup was read; slurmstepd, a process named so that is not root's
- * (killed), a gone pid, one moved out of the job and another job's are
- * not. */
+ * root one too (a job of root's), a process named slurmstepd that is not
+ * root's, and one moved within the job since its cgroup was read;
+ * slurmstepd, a gone pid and another job's are not. */
 START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 {
 	pid_t deep = tree_sleeper(), stepd = tree_sleeper(), gone = tree_sleeper(),
 	      other = tree_sleeper(), roots = tree_sleeper(), named = tree_sleeper(),
-	      moved = tree_sleeper(), left = tree_sleeper();
-	char rel[3000], text[3000], name[201], proc[300], *deepcg;
+	      moved = tree_sleeper(), bottom = tree_sleeper();
+	char rel[3000], text[3000], name[201], proc[300], chain[1000], *deepcg;
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
 	bool whole = false;
-	size_t len;
+	int signalled = 0;
+	size_t len, clen;
 
 	tree_make("killusers");
 	memset(name, 'n', 200);
@@ -121,7 +122,19 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	tree_mkdir(rel);
 	deepcg = strdup(rel + strlen("cg/cpuset"));
 	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
-	snprintf(text, sizeof(text), "%d\n%d\n%d\n", (int)gone, (int)deep, (int)left);
+	/* And 300 levels of one-letter names (a path the narrowing still
+	 * takes) with a task at the bottom. */
+	clen = (size_t)snprintf(chain, sizeof(chain), "cg/cpuset/slurm/uid_1000/job_7/step_0");
+	for (int i = 0; i < 300; i++)
+		clen += (size_t)snprintf(chain + clen, sizeof(chain) - clen, "/c");
+	tree_mkdir(chain);
+	snprintf(chain + clen, sizeof(chain) - clen, "/cgroup.procs");
+	snprintf(text, sizeof(text), "%d\n", (int)bottom);
+	tree_put(chain, text);
+	chain[clen] = '\0';
+	snprintf(text, sizeof(text), "3:cpuset:%s\n", chain + strlen("cg/cpuset"));
+	proc_is(bottom, text, "sleep", 1000);
+	snprintf(text, sizeof(text), "%d\n%d\n", (int)gone, (int)deep);
 	snprintf(rel + len, sizeof(rel) - len, "/cgroup.procs");
 	tree_put(rel, text);
 	snprintf(text, sizeof(text), "%d\n%d\n%d\n%d\n", (int)stepd, (int)roots, (int)named, (int)moved);
@@ -135,26 +148,25 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	proc_is(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "slurmstepd", 1000);
 	/* Listed in step_0, moved to the deep cgroup since: still the job's. */
 	proc_is(moved, text, "sleep", 1000);
-	/* Listed in the deep cgroup, moved out of the job since. */
-	proc_is(left, "3:cpuset:/slurm/uid_1000/job_9\n", "sleep", 1000);
 	proc_is(other, "3:cpuset:/slurm/uid_1000/job_8\n", "sleep", 1000);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 4);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 5);
+	ck_assert_int_eq(signalled, 5);
 	ck_assert(whole);
 	usleep(100 * 1000);
 	ck_assert(was_killed(deep));
 	ck_assert(was_killed(roots));
 	ck_assert(was_killed(named));
 	ck_assert(was_killed(moved));
+	ck_assert(was_killed(bottom));
 	ck_assert(!was_killed(stepd));
 	ck_assert(!was_killed(gone));
-	ck_assert(!was_killed(left));
 	ck_assert(!was_killed(other));
 	/* A job already gone: nothing to kill, nothing unsure. */
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_9");
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &whole), 0);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 0);
 	ck_assert(whole);
 	free(deepcg);
 	tree_remove();
@@ -179,6 +191,7 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	tree_mkdir("cg/job_11/step_0/user/task_0/task_1");
 	tree_mkdir("cg/job_12/step_1/step_2");
 	tree_mkdir("cg/job_13/task_0");
+	tree_mkdir("cg/job_14/step_3+1/user/task_0");
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/job_7");
 	ck_assert(!lwk_cgroup_foreign(&cg));
@@ -186,6 +199,18 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	ck_assert(lwk_cgroup_foreign(&cg));
 	snprintf(cg.path, sizeof(cg.path), "/job_9");
 	ck_assert(lwk_cgroup_foreign(&cg));
+	/* Slurm's names in Slurm's places, more than the narrowing walks. */
+	tree_mkdir("cg/job_15/step_0");
+	for (int t = 0; t <= 4096; t++) {
+		char p[300];
+
+		snprintf(p, sizeof(p), "%s/cg/job_15/step_0/task_%d", tree_root, t);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+	}
+	snprintf(cg.path, sizeof(cg.path), "/job_15");
+	ck_assert(lwk_cgroup_foreign(&cg));
+	snprintf(cg.path, sizeof(cg.path), "/job_14"); /* a heterogeneous job's step */
+	ck_assert(!lwk_cgroup_foreign(&cg));
 	for (int j = 11; j <= 13; j++) {
 		snprintf(cg.path, sizeof(cg.path), "/job_%d", j);
 		ck_assert_msg(lwk_cgroup_foreign(&cg), "job_%d", j);
