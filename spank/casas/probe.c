@@ -257,7 +257,7 @@ static bool queued_before(struct probe *p)
 static int probe_lock(struct probe *p)
 {
 	char path[4200];
-	double until = now_s() + (double)p->total / 1e6;
+	double until = now_s() + (double)p->total / 1e6, yielded = 0;
 	bool held = true;
 	int fd;
 
@@ -269,9 +269,16 @@ static int probe_lock(struct probe *p)
 	take_ticket(p);
 	for (;;) {
 		if (!flock(fd, LOCK_EX | LOCK_NB)) {
-			if (!queued_before(p))
+			/* An earlier job that leaves the lock free for 10 s is
+			 * not coming (a record it could not store): no longer
+			 * waited for. */
+			if (!queued_before(p) || (yielded && now_s() - yielded > 10))
 				break;
+			if (!yielded)
+				yielded = now_s();
 			flock(fd, LOCK_UN);
+		} else {
+			yielded = 0;
 		}
 		if (held && now_s() >= until) {
 			flush(p->log, p->emit);
