@@ -123,26 +123,26 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
 
 /*
  * node/cgroup_killusers.c: stopping a job that keeps CPUs it was not
- * given.  Both walk cg's cpuset tree (v1: the cpuset hierarchy) at any
- * depth and whatever the names below it, each cgroup opened relative to
- * its parent, up to 65536 cgroups.
- * lwk_cgroup_foreign: is a cgroup below cg one Slurm does not make (a
- * name or a place other than Slurm's: step_N, step_N+M (a heterogeneous
- * job's), step_batch, step_extern, step_interactive; then slurm, user or
- * task_N; then task_N below user; nothing deeper), or more than 4096 of
- * them, or the tree too big to tell?  Only the job's user can have made
- * it (on cgroup v1 Slurm 22.05 gives them the step's directories).
- * lwk_cgroup_kill_users: SIGKILL every process in the tree but
- * slurmstepd (root's and named so: it ends the job once its tasks are
- * gone): each pid of each cgroup.procs pinned with a pidfd, then it must
- * still be listed there or its <proc>/<pid>/cgroup place it in the tree
- * (a process moved within the job is still the job's), then it is
- * signalled through the pidfd.
- * Without pidfds (before 5.3) nothing is killed.  *whole is false when
- * some cgroup or process could not be judged.  Returns how many
- * processes of the job it found (killed or dying), adding those it
+ * given.
+ * lwk_cgroup_foreign: is a cgroup below cg (its cpuset tree, at any
+ * depth, up to 65536) one Slurm does not make: a name or a place other
+ * than Slurm's (step_N, step_N+M of a heterogeneous job, step_batch,
+ * step_extern, step_interactive; then slurm, user or task_N; then task_N
+ * below user; nothing deeper)?  Only the job's user can have made it (on
+ * cgroup v1 Slurm 22.05 gives them the step's directories).
+ * lwk_cgroup_kill_users: SIGKILL every process of the job but slurmstepd
+ * (root's, its executable slurmstepd*: it ends the job once its tasks are
+ * gone).  Every process of <proc> is pinned with a pidfd, then judged by
+ * its threads' cgroup lines (one thread in the job's tree is enough: on
+ * v1 threads may sit apart; the user can rename or move the cgroups
+ * below the step, never the job's path), then signalled through the
+ * pidfd; one whose path the kernel cannot print (deeper than 4096 bytes)
+ * is looked for in the lists of the job's cgroups, walked relative to
+ * each parent.  Without pidfds (before 5.3) nothing is killed.  *whole
+ * is false when some process or cgroup could not be judged.  Returns how
+ * many processes of the job it found (killed or dying), adding those it
  * signalled to *signalled: call again until it finds none, as a process
- * may fork or move meanwhile.
+ * may fork meanwhile.
  */
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg);
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,

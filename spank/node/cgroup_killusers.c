@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stopping a job that keeps CPUs it was not given (see
- * lwk_cgroup_kill_users and lwk_cgroup_foreign in cgroup.h): every
- * cgroup of its tree opened relative to its parent's descriptor, so that
- * neither depth nor the length of the names a user chose below their
- * step puts a process out of reach; slurmstepd is left to end the job. */
+ * lwk_cgroup_kill_users and lwk_cgroup_foreign in cgroup.h): its
+ * processes found from every process's threads in /proc (the user can
+ * rename or move their cgroups below the step, never the job's path),
+ * and where a path is too deep for the kernel to print, in its tree,
+ * each cgroup opened relative to its parent; slurmstepd is left to end
+ * the job. */
 #include "node/cgroup.h"
 
 #include <dirent.h>
@@ -76,9 +78,10 @@ static bool push_level(struct walk *w, int dirfd)
 }
 
 /* Call visit on the directory of cg (name NULL, level 0) and on every
- * directory below it (level 1 for a child of cg's), parents first; stop
- * early when visit returns true.  Returns what the last visit returned;
- * w->whole false when some directory could not be walked. */
+ * directory below it (level 1 for a child of cg's), parents first (fd
+ * -1: listed, gone when opened); stop early when visit returns true.
+ * Returns what the last visit returned; w->whole false when some
+ * directory could not be walked. */
 static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 		      bool (*visit)(int dirfd, const char *name, int level, void *arg), void *arg)
 {
@@ -112,10 +115,18 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 			}
 			continue;
 		}
+		if (w->seen >= WALK_MAX_CGROUPS) {
+			w->whole = false;
+			break;
+		}
 		fd = openat(cur, l->names[l->next++], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
-			if (errno != ENOENT)
-				w->whole = false;
+			/* Removed or renamed meanwhile (a user renames their own
+			 * cgroups on v1): the name is still judged, what was in it
+			 * not read. */
+			w->whole = false;
+			if (errno == ENOENT)
+				done = visit(-1, l->names[l->next - 1], w->depth, arg);
 			continue;
 		}
 		w->seen++;
@@ -184,14 +195,15 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
 
 	if (!w)
 		return true; /* cannot tell */
-	/* More cgroups than the narrowing walks (cgtree.c): Slurm makes
-	 * nothing like it. */
-	foreign = walk_tree(cg, w, foreign_name, NULL) || !w->whole || w->seen > 4096;
+	foreign = walk_tree(cg, w, foreign_name, NULL) || w->seen >= WALK_MAX_CGROUPS;
 	free(w);
 	return foreign;
 }
 
 /* ---- the kill ---------------------------------------------------------------- */
+
+#define TEXT 65536
+#define MOST_DEEP 4096
 
 struct kill {
 	const struct lwk_cgroup *cg;
@@ -199,60 +211,43 @@ struct kill {
 	char *text; /* a heap buffer of TEXT bytes */
 	int signalled, found;
 	bool whole;
+	/* Processes a thread of which sits deeper than the kernel prints a
+	 * path (4096 bytes): pinned, and looked for in the tree's lists. */
+	int deep_fd[MOST_DEEP];
+	long deep_pid[MOST_DEEP];
+	bool deep_done[MOST_DEEP];
+	int ndeep;
 };
 
-#define TEXT 65536
-
-/* Is pid listed in the cgroup.procs of the directory dirfd? */
-static bool listed(int dirfd, long pid)
+/* <dirfd>/<file> (kernel text, never a user's file) into k->text: its
+ * length, or -1 (errno). */
+static ssize_t read_text(struct kill *k, int dirfd, const char *file)
 {
-	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	bool found = false;
-	long p;
-
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	while (!found && fscanf(f, "%ld", &p) == 1)
-		found = p == pid;
-	fclose(f);
-	return found;
-}
-
-/* Read <proc>/<pid>/<file> (kernel text, never a user's file) into
- * k->text: its length, or -1. */
-static ssize_t read_proc(struct kill *k, long pid, const char *file)
-{
-	char path[300];
+	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/%ld/%s", k->proc, pid, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	n = read(fd, k->text, TEXT - 1);
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	close(fd);
-	if (n >= 0)
-		k->text[n] = '\0';
+	k->text[n] = '\0';
 	return n;
 }
 
-/* Is the process in the job's tree now: still listed in the cgroup it
- * was listed in (a thread of it is there: on v1 threads may sit apart),
- * or the line of its cgroup file for the cpuset hierarchy (v2: "0::")
- * names the job's cgroup or one below it (moved within the job)? */
-static bool in_job(struct kill *k, int dirfd, long pid)
+/* Does a cgroup file's text (k->text) place the thread in the job's
+ * tree: its line for the cpuset hierarchy (v2: "0::") names the job's
+ * cgroup or one below it? */
+static bool line_in_job(struct kill *k)
 {
 	size_t plen = strlen(k->cg->path);
 
-	if (listed(dirfd, pid))
-		return true;
-	if (read_proc(k, pid, "cgroup") <= 0)
-		return false;
 	for (char *save = NULL, *l = strtok_r(k->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		char ctrls[300];
@@ -268,103 +263,170 @@ static bool in_job(struct kill *k, int dirfd, long pid)
 	return false;
 }
 
-/* Slurm's own: root's and named slurmstepd (only root names a root
- * process).  A gone process counts as spared: nothing to kill. */
-static bool slurms(struct kill *k, long pid)
+/* Where the process of /proc/<pid> (pdir) is: 1 when a thread of it is
+ * in the job's tree (on v1 threads may sit apart), -1 when none is but
+ * one's path is too long to print (ENAMETOOLONG), else 0. */
+static int threads_in_job(struct kill *k, int pdir)
 {
-	char *uid, *name;
+	int tfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), where = 0;
+	DIR *d = tfd >= 0 ? fdopendir(tfd) : NULL;
+	struct dirent *e;
 
-	if (read_proc(k, pid, "status") <= 0)
-		return true;
-	name = strstr(k->text, "Name:\t");
-	uid = strstr(k->text, "\nUid:\t");
-	return !uid || (strtol(uid + 6, NULL, 10) == 0 && name == k->text &&
-			!strncmp(name + 6, "slurmstepd\n", 11));
+	if (!d) {
+		if (tfd >= 0)
+			close(tfd);
+		return 0; /* gone */
+	}
+	while (where != 1 && (e = readdir(d))) {
+		char file[300];
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(file, sizeof(file), "%s/cgroup", e->d_name);
+		if (read_text(k, dirfd(d), file) < 0)
+			where = errno == ENAMETOOLONG ? -1 : where;
+		else if (line_in_job(k))
+			where = 1;
+	}
+	closedir(d);
+	return where;
 }
 
-/* One pid: pinned with a pidfd, then in the job's tree and not
- * slurmstepd, then signalled through the pidfd.  Without pidfds
- * (kernels before 5.3) nothing is killed: a pid reused between the
- * check and a kill() would be another's. */
-static void kill_one(struct kill *k, int dirfd, long pid)
+/* Slurm's own: root's, its executable slurmstepd (Debian's is
+ * slurmstepd-wlm).  Only root runs a root process. */
+static bool slurms(struct kill *k, int pdir)
 {
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	char exe[256];
+	const char *base;
+	ssize_t l;
+	char *uid;
 
-	if (fd < 0) {
-		if (errno != ESRCH)
-			k->whole = false;
-		return;
-	}
-	if (in_job(k, dirfd, pid) && !slurms(k, pid)) {
-		k->found++;
-		if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
-			k->signalled++;
-	}
-	close(fd);
-#else
-	(void)dirfd;
-	(void)pid;
-	k->whole = false;
+	if (read_text(k, pdir, "status") <= 0 || !(uid = strstr(k->text, "\nUid:\t")) ||
+	    strtol(uid + 6, NULL, 10) != 0)
+		return false;
+	l = readlinkat(pdir, "exe", exe, sizeof(exe) - 1);
+	if (l <= 0)
+		return false;
+	exe[l] = '\0';
+	base = strrchr(exe, '/');
+	return base && !strncmp(base + 1, "slurmstepd", 10);
+}
+
+static void signal_pinned(struct kill *k, int pidfd)
+{
+	k->found++;
+#ifdef SYS_pidfd_send_signal
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
+		k->signalled++;
 #endif
 }
 
-/* The processes of one cgroup: its cgroup.procs read whole first (the
- * buffer is reused per pid), then each judged. */
-static bool kill_here(int dirfd, const char *name, int level, void *arg)
+/* One process of the node: pinned with a pidfd, then judged from its
+ * /proc entry, then signalled through the pidfd.  Had the pinned process
+ * died and its pid gone to another before the entry was read, the
+ * signal would find the pinned one gone: never another process. */
+static void judge(struct kill *k, int procfd, const char *name)
+{
+	long pid = strtol(name, NULL, 10);
+	int pidfd = -1, pdir, where;
+
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+	if (pidfd < 0) {
+		if (errno != ESRCH)
+			k->whole = false; /* no pidfds: nothing is killed */
+		return;
+	}
+	pdir = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	where = pdir >= 0 ? threads_in_job(k, pdir) : 0;
+	if (where && !slurms(k, pdir)) {
+		if (where == 1) {
+			signal_pinned(k, pidfd);
+		} else if (k->ndeep < MOST_DEEP) {
+			k->deep_pid[k->ndeep] = pid;
+			k->deep_done[k->ndeep] = false;
+			k->deep_fd[k->ndeep++] = pidfd;
+			pidfd = -1;
+		} else {
+			k->whole = false;
+		}
+	}
+	if (pdir >= 0)
+		close(pdir);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/* A cgroup of the job's tree: the deep processes it lists are the job's
+ * (each pinned before this read). */
+static bool deep_here(int dirfd, const char *name, int level, void *arg)
 {
 	struct kill *k = arg;
-	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = dirfd >= 0 ? openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	long *pids = NULL, pid;
-	size_t n = 0, cap = 0;
+	long pid;
 
 	(void)name;
 	(void)level;
 	if (!f) {
-		if (fd >= 0 || errno != ENOENT) /* ENOENT: removed meanwhile */
-			k->whole = false;
 		if (fd >= 0)
 			close(fd);
+		if (dirfd >= 0 && errno != ENOENT)
+			k->whole = false;
 		return false;
 	}
-	/* Read as a stream: a number cut at a buffer's end would be another pid. */
-	while (fscanf(f, "%ld", &pid) == 1) {
-		if (n == cap) {
-			long *more = realloc(pids, sizeof(*more) * (cap = cap ? cap * 2 : 64));
-
-			if (!more) {
-				k->whole = false;
-				break;
+	while (fscanf(f, "%ld", &pid) == 1)
+		for (int i = 0; i < k->ndeep; i++)
+			if (k->deep_pid[i] == pid && !k->deep_done[i]) {
+				k->deep_done[i] = true;
+				signal_pinned(k, k->deep_fd[i]);
 			}
-			pids = more;
-		}
-		pids[n++] = pid;
-	}
 	fclose(f);
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] > 1)
-			kill_one(k, dirfd, pids[i]);
-	free(pids);
 	return false;
 }
 
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
 			  bool *whole)
 {
-	struct kill k = { .cg = cg, .proc = proc, .text = malloc(TEXT), .whole = true };
-	struct walk *w = malloc(sizeof(*w));
+	struct kill *k = calloc(1, sizeof(*k));
+	struct walk w;
+	struct dirent *e;
+	int procfd;
+	DIR *d;
+	int found;
 
 	*whole = false;
-	if (!cg->path[0] || !cg->path[1] || !k.text || !w) { /* never the whole hierarchy */
-		free(k.text);
-		free(w);
+	if (!k || !cg->path[0] || !cg->path[1]) { /* never the whole hierarchy */
+		free(k);
 		return 0;
 	}
-	walk_tree(cg, w, kill_here, &k);
-	*whole = w->whole && k.whole;
-	*signalled += k.signalled;
-	free(k.text);
-	free(w);
-	return k.found;
+	*k = (struct kill){ .cg = cg, .proc = proc, .text = malloc(TEXT), .whole = true };
+	procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = k->text && procfd >= 0 ? fdopendir(procfd) : NULL;
+	if (!d) {
+		if (procfd >= 0)
+			close(procfd);
+		free(k->text);
+		free(k);
+		return 0;
+	}
+	/* Every process of the node: the user can rename or move the
+	 * cgroups below the step, never the job's path above them. */
+	while ((e = readdir(d)))
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			judge(k, dirfd(d), e->d_name);
+	closedir(d);
+	if (k->ndeep) {
+		walk_tree(cg, &w, deep_here, k);
+		k->whole = k->whole && w.whole;
+		for (int i = 0; i < k->ndeep; i++)
+			close(k->deep_fd[i]);
+	}
+	*whole = k->whole;
+	*signalled += k->signalled;
+	found = k->found;
+	free(k->text);
+	free(k);
+	return found;
 }

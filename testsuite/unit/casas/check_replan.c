@@ -158,8 +158,11 @@ START_TEST(a_job_whose_cpus_cannot_be_narrowed_is_refused_not_recorded)
 	tree_mkdir(p + strlen(tree_root) + 1);
 	snprintf(p, sizeof(p), JOBCG "/step_0/user/task_0/mine/cgroup.procs", 41);
 	tree_put(p, text);
-	snprintf(p, sizeof(p), "0::/s.slice/n1.scope/job_%u/step_0/user/task_0/mine\n", 41);
-	tree_proc_cgroup(task, p);
+	snprintf(p, sizeof(p), "proc/%d/task/%d", (int)task, (int)task);
+	tree_mkdir(p);
+	snprintf(p, sizeof(p), "proc/%d/task/%d/cgroup", (int)task, (int)task);
+	snprintf(text, sizeof(text), "0::/s.slice/n1.scope/job_%u/step_0/user/task_0/mine\n", 41);
+	tree_put(p, text);
 	snprintf(p, sizeof(p), "proc/%d/status", (int)task);
 	tree_put(p, "Name:\tsleep\nUid:\t1000\t1000\t1000\t1000\n");
 	snprintf(p, sizeof(p), "proc/%d", (int)getpid());

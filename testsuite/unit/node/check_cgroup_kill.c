@@ -85,28 +85,41 @@ START_TEST(kill_tree_v1_reads_the_controllers_line)
 }
 END_TEST
 
-/* What <proc>/<pid> says of a process: its cgroup file, and its name
- * and real uid in status. */
-static void proc_is(pid_t pid, const char *cgroup, const char *name, int uid)
+/* What <proc>/<pid> says of a process: each thread's cgroup file (the
+ * main thread's, and another thread's when other is set), its real uid
+ * in status, its executable. */
+static void proc_is(pid_t pid, const char *cgroup, const char *other, const char *exe, int uid)
 {
-	char rel[64], text[64];
+	char rel[96], text[96];
 
-	tree_proc_cgroup(pid, cgroup);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid);
+	tree_mkdir(rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/cgroup", (int)pid, (int)pid);
+	tree_put(rel, cgroup);
+	if (other) {
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid + 100000);
+		tree_mkdir(rel);
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d/cgroup", (int)pid, (int)pid + 100000);
+		tree_put(rel, other);
+	}
 	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
-	snprintf(text, sizeof(text), "Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n", name, uid, uid, uid, uid);
+	snprintf(text, sizeof(text), "Name:\tx\nUid:\t%d\t%d\t%d\t%d\n", uid, uid, uid, uid);
 	tree_put(rel, text);
+	snprintf(rel, sizeof(rel), "%s/proc/%d/exe", tree_root, (int)pid);
+	ck_assert_int_eq(symlink(exe, rel), 0);
 }
 
 /* A job that keeps CPUs it was not given is stopped: its processes at
  * any depth below it, under names no path buffer holds, are killed, a
- * root one too (a job of root's), a process named slurmstepd that is not
- * root's, and one moved within the job since its cgroup was read;
- * slurmstepd, a gone pid and another job's are not. */
+ * root one too (a job of root's), one named slurmstepd that is not
+ * root's, one with only a thread left in the job, and one deeper than
+ * the kernel prints a path (found in the tree's lists); slurmstepd
+ * (root's, Debian's name too), a gone pid and another job's are not. */
 START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 {
 	pid_t deep = tree_sleeper(), stepd = tree_sleeper(), gone = tree_sleeper(),
 	      other = tree_sleeper(), roots = tree_sleeper(), named = tree_sleeper(),
-	      moved = tree_sleeper(), bottom = tree_sleeper();
+	      thread = tree_sleeper(), bottom = tree_sleeper(), hidden = tree_sleeper();
 	char rel[3000], text[3000], name[201], proc[300], chain[1000], *deepcg;
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
 	bool whole = false;
@@ -121,46 +134,47 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/%s", name);
 	tree_mkdir(rel);
 	deepcg = strdup(rel + strlen("cg/cpuset"));
-	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
-	/* And 300 levels of one-letter names (a path the narrowing still
-	 * takes) with a task at the bottom. */
-	clen = (size_t)snprintf(chain, sizeof(chain), "cg/cpuset/slurm/uid_1000/job_7/step_0");
-	for (int i = 0; i < 300; i++)
-		clen += (size_t)snprintf(chain + clen, sizeof(chain) - clen, "/c");
-	tree_mkdir(chain);
-	snprintf(chain + clen, sizeof(chain) - clen, "/cgroup.procs");
-	snprintf(text, sizeof(text), "%d\n", (int)bottom);
-	tree_put(chain, text);
-	chain[clen] = '\0';
-	snprintf(text, sizeof(text), "3:cpuset:%s\n", chain + strlen("cg/cpuset"));
-	proc_is(bottom, text, "sleep", 1000);
-	snprintf(text, sizeof(text), "%d\n%d\n", (int)gone, (int)deep);
+	/* The deep cgroup lists a gone pid and the process whose path the
+	 * kernel cannot print. */
+	snprintf(text, sizeof(text), "%d\n%d\n", (int)gone, (int)hidden);
 	snprintf(rel + len, sizeof(rel) - len, "/cgroup.procs");
 	tree_put(rel, text);
-	snprintf(text, sizeof(text), "%d\n%d\n%d\n%d\n", (int)stepd, (int)roots, (int)named, (int)moved);
-	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/cgroup.procs", text);
-	snprintf(text, sizeof(text), "%d\n", (int)other);
-	tree_put("cg/cpuset/slurm/uid_1000/job_8/cgroup.procs", text);
+	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
+	/* 300 levels of one-letter names (a path the narrowing still takes). */
+	clen = (size_t)snprintf(chain, sizeof(chain), "/slurm/uid_1000/job_7/step_0");
+	for (int i = 0; i < 300; i++)
+		clen += (size_t)snprintf(chain + clen, sizeof(chain) - clen, "/c");
 	snprintf(text, sizeof(text), "4:memory:/x\n3:cpuset:%s\n", deepcg);
-	proc_is(deep, text, "sleep", 1000);
-	proc_is(stepd, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "slurmstepd", 0);
-	proc_is(roots, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "sleep", 0);
-	proc_is(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", "slurmstepd", 1000);
-	/* Listed in step_0, moved to the deep cgroup since: still the job's. */
-	proc_is(moved, text, "sleep", 1000);
-	proc_is(other, "3:cpuset:/slurm/uid_1000/job_8\n", "sleep", 1000);
+	proc_is(deep, text, NULL, "/usr/bin/sleep", 1000);
+	proc_is(stepd, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", NULL, "/usr/sbin/slurmstepd-wlm", 0);
+	proc_is(roots, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", NULL, "/usr/bin/sleep", 0);
+	proc_is(named, "3:cpuset:/slurm/uid_1000/job_7/step_0\n", NULL, "/usr/sbin/slurmstepd", 1000);
+	proc_is(thread, "3:cpuset:/slurm/uid_1000/job_8\n", "3:cpuset:/slurm/uid_1000/job_7\n",
+		"/usr/bin/sleep", 1000);
+	snprintf(text, sizeof(text), "3:cpuset:%s\n", chain);
+	proc_is(bottom, text, NULL, "/usr/bin/sleep", 1000);
+	proc_is(other, "3:cpuset:/slurm/uid_1000/job_8\n", NULL, "/usr/bin/sleep", 1000);
+	/* Its thread's cgroup file cannot be opened: ENAMETOOLONG. */
+	proc_is(hidden, "3:cpuset:/elsewhere\n", NULL, "/usr/bin/sleep", 1000);
+	snprintf(rel, sizeof(rel), "%s/proc/%d/task/%d", tree_root, (int)hidden, (int)hidden);
+	ck_assert_int_eq(system(strcat(strcpy(text, "rm -r "), rel)), 0);
+	memset(text, 'a', 300);
+	text[0] = '/';
+	text[300] = '\0';
+	ck_assert_int_eq(symlink(text, rel), 0);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 5);
-	ck_assert_int_eq(signalled, 5);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 6);
+	ck_assert_int_eq(signalled, 6);
 	ck_assert(whole);
 	usleep(100 * 1000);
 	ck_assert(was_killed(deep));
 	ck_assert(was_killed(roots));
 	ck_assert(was_killed(named));
-	ck_assert(was_killed(moved));
+	ck_assert(was_killed(thread));
 	ck_assert(was_killed(bottom));
+	ck_assert(was_killed(hidden));
 	ck_assert(!was_killed(stepd));
 	ck_assert(!was_killed(gone));
 	ck_assert(!was_killed(other));
@@ -198,16 +212,6 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	snprintf(cg.path, sizeof(cg.path), "/job_8");
 	ck_assert(lwk_cgroup_foreign(&cg));
 	snprintf(cg.path, sizeof(cg.path), "/job_9");
-	ck_assert(lwk_cgroup_foreign(&cg));
-	/* Slurm's names in Slurm's places, more than the narrowing walks. */
-	tree_mkdir("cg/job_15/step_0");
-	for (int t = 0; t <= 4096; t++) {
-		char p[300];
-
-		snprintf(p, sizeof(p), "%s/cg/job_15/step_0/task_%d", tree_root, t);
-		ck_assert_int_eq(mkdir(p, 0755), 0);
-	}
-	snprintf(cg.path, sizeof(cg.path), "/job_15");
 	ck_assert(lwk_cgroup_foreign(&cg));
 	snprintf(cg.path, sizeof(cg.path), "/job_14"); /* a heterogeneous job's step */
 	ck_assert(!lwk_cgroup_foreign(&cg));
