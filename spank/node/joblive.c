@@ -122,9 +122,17 @@ static void close_all_but(const int *keep, size_t n)
 #endif
 }
 
-static int by_number(const void *a, const void *b)
+/* In order, without qsort (which may allocate: the child of a threaded
+ * process calls nothing that does). */
+static void sort_fds(int *fds, size_t n)
 {
-	return *(const int *)a - *(const int *)b;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
 }
 
 /* Does the environment of one of these processes (their /proc
@@ -151,7 +159,7 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 		/* Only open, read and a pure match here: the parent may have
 		 * threads (the probe's). */
 		dirs[n] = pipefd[1];
-		qsort(dirs, n + 1, sizeof(*dirs), by_number);
+		sort_fds(dirs, n + 1);
 		close_all_but(dirs, n + 1);
 		for (size_t i = 0; i < n + 1 && !found; i++) {
 			int fd = dirs[i] == pipefd[1] ? -1 : openat(dirs[i], "environ", O_RDONLY | O_CLOEXEC);
