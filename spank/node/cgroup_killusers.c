@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Past this many cgroups the walk stops and says so (whole false): it
@@ -208,6 +209,7 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
 struct kill {
 	const struct lwk_cgroup *cg;
 	const char *proc;
+	double deadline; /* CLOCK_MONOTONIC seconds: the node lock is held */
 	char *text; /* a heap buffer of TEXT bytes */
 	int signalled, found;
 	bool whole;
@@ -386,6 +388,14 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 	return false;
 }
 
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
 			  bool *whole)
 {
@@ -401,7 +411,8 @@ int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *si
 		free(k);
 		return 0;
 	}
-	*k = (struct kill){ .cg = cg, .proc = proc, .text = malloc(TEXT), .whole = true };
+	*k = (struct kill){ .cg = cg, .proc = proc, .deadline = now() + 1, .text = malloc(TEXT),
+			    .whole = true };
 	procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = k->text && procfd >= 0 ? fdopendir(procfd) : NULL;
 	if (!d) {
@@ -412,10 +423,16 @@ int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *si
 		return 0;
 	}
 	/* Every process of the node: the user can rename or move the
-	 * cgroups below the step, never the job's path above them. */
+	 * cgroups below the step, never the job's path above them.  Cut at
+	 * the deadline (then unsure). */
 	while ((e = readdir(d)))
-		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9') {
+			if (now() > k->deadline) {
+				k->whole = false;
+				break;
+			}
 			judge(k, dirfd(d), e->d_name);
+		}
 	closedir(d);
 	if (k->ndeep) {
 		walk_tree(cg, &w, deep_here, k);

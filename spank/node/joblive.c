@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -187,8 +188,16 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 		close(pidfd);
 	}
 #endif
-	if (child > 0)
-		waitpid(child, NULL, 0); /* ECHILD when slurmstepd reaped it */
+	/* Reaped within a second (ECHILD: slurmstepd's main thread did);
+	 * a child SIGKILL cannot end (a FUSE answer that never comes) is
+	 * left, a zombie for this process's parent or init to reap. */
+	for (int i = 0; child > 0 && i < 100; i++) {
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+
+		if (waitpid(child, NULL, WNOHANG) != 0)
+			break;
+		nanosleep(&ms10, NULL);
+	}
 	close(pipefd[0]);
 	free(env);
 	return found;
