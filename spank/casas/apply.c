@@ -227,6 +227,26 @@ static double seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			 char *log, size_t loglen)
+{
+	struct lwk_cgroup cg;
+	char e[256];
+	bool whole = false;
+	int changed = 0;
+
+	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
+	    cg.version != LWK_CGROUP_V1)
+		return false;
+	/* Again while a cgroup was renamed under the walk. */
+	for (int i = 0; i < 3 && !whole; i++)
+		changed += lwk_cgroup_take_back(&cg, &whole);
+	if (changed)
+		say(log, loglen, "lwk: contention-aware: job %u: its CPUs could not be narrowed: its "
+		    "cgroups taken back from its user (%d made root's)", rec->job, changed);
+	return changed > 0;
+}
+
 /*
  * Its processes are killed where its user can be the cause: on cgroup
  * v1, where Slurm 22.05 gives the user the step's directories (cgroups

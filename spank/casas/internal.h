@@ -91,6 +91,14 @@ int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_c
 int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			  const char *step, char *err, size_t errlen);
 
+/* On cgroup v1, where Slurm 22.05 gives the job's user the step's
+ * directories, a job whose CPUs could not be narrowed: its cgroup tree
+ * made root's (lwk_cgroup_take_back), so that its user can no longer
+ * undo the next write or move a process back in.  true when anything
+ * changed (then try again).  The caller holds the node lock. */
+bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
+			 char *log, size_t loglen);
+
 /* A job whose CPUs could not be narrowed to its share (rec): its record
  * says refused and why (err), and when a cgroup below its own is one
  * Slurm does not make (on cgroup v1 only its user can have made it) its

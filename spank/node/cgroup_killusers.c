@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ static bool push_level(struct walk *w, int dirfd)
 			close(dup_fd);
 		return false;
 	}
+	rewinddir(d); /* the offset is shared with every dup of dirfd */
 	while ((e = readdir(d)) && w->seen + l.n < WALK_MAX_CGROUPS) {
 		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
@@ -201,24 +203,71 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
 	return foreign;
 }
 
+/* ---- taking the tree back from its user ----------------------------------- */
+
+/* The cgroup dirfd and every file in it made root's: its user can no
+ * longer make cgroups there, write its cpusets or move a process in. */
+static bool take_here(int dirfd, const char *name, int level, void *arg)
+{
+	int *changed = arg, dup_fd;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	(void)name;
+	(void)level;
+	if (dirfd < 0 || fstat(dirfd, &st))
+		return false;
+	if ((st.st_uid || st.st_gid) && !fchown(dirfd, 0, 0))
+		(*changed)++;
+	dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return false;
+	}
+	rewinddir(d); /* the offset is shared with every dup of dirfd */
+	while ((e = readdir(d)))
+		if (e->d_type == DT_REG && !fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    (st.st_uid || st.st_gid) && !fchownat(dirfd, e->d_name, 0, 0, AT_SYMLINK_NOFOLLOW))
+			(*changed)++;
+	closedir(d);
+	return false;
+}
+
+int lwk_cgroup_take_back(const struct lwk_cgroup *cg, bool *whole)
+{
+	struct walk w;
+	int changed = 0;
+
+	walk_tree(cg, &w, take_here, &changed);
+	*whole = w.whole;
+	return changed;
+}
+
 /* ---- the kill ---------------------------------------------------------------- */
 
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 #define TEXT 65536
-#define MOST_DEEP 4096
 
 struct kill {
 	const struct lwk_cgroup *cg;
-	const char *proc;
+	int procfd; /* <proc> */
 	double deadline; /* CLOCK_MONOTONIC seconds: the node lock is held */
 	char *text; /* a heap buffer of TEXT bytes */
 	int signalled, found;
 	bool whole;
-	/* Processes a thread of which sits deeper than the kernel prints a
-	 * path (4096 bytes): pinned, and looked for in the tree's lists. */
-	int deep_fd[MOST_DEEP];
-	long deep_pid[MOST_DEEP];
-	bool deep_done[MOST_DEEP];
-	int ndeep;
+	/* A process seen a thread of which sits deeper than the kernel
+	 * prints a path (4096 bytes): the job's tree's lists are read. */
+	bool deep;
 };
 
 /* <dirfd>/<file> (kernel text, never a user's file) into k->text: its
@@ -332,6 +381,7 @@ static void judge(struct kill *k, int procfd, const char *name)
 	long pid = strtol(name, NULL, 10);
 	int pidfd = -1, pdir, where;
 
+	errno = ENOSYS;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 #endif
@@ -342,84 +392,117 @@ static void judge(struct kill *k, int procfd, const char *name)
 	}
 	pdir = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	where = pdir >= 0 ? threads_in_job(k, pdir) : 0;
-	if (where && !slurms(k, pdir)) {
-		if (where == 1) {
-			signal_pinned(k, pidfd);
-		} else if (k->ndeep < MOST_DEEP) {
-			k->deep_pid[k->ndeep] = pid;
-			k->deep_done[k->ndeep] = false;
-			k->deep_fd[k->ndeep++] = pidfd;
-			pidfd = -1;
-		} else {
-			k->whole = false;
-		}
-	}
+	if (where == -1)
+		k->deep = true;
+	else if (where == 1 && !slurms(k, pdir))
+		signal_pinned(k, pidfd);
 	if (pdir >= 0)
 		close(pdir);
-	if (pidfd >= 0)
-		close(pidfd);
+	close(pidfd);
 }
 
-/* A cgroup of the job's tree: the deep processes it lists are the job's
- * (each pinned before this read). */
-static bool deep_here(int dirfd, const char *name, int level, void *arg)
+static int by_pid(const void *a, const void *b)
 {
-	struct kill *k = arg;
-	int fd = dirfd >= 0 ? openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	long pid;
+	long x = *(const long *)a, y = *(const long *)b;
 
-	(void)name;
-	(void)level;
+	return x < y ? -1 : x > y;
+}
+
+/* The pids of dirfd's cgroup.procs, sorted; their count, or -1. */
+static long read_pids(int dirfd, long **pids)
+{
+	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	long n = 0, cap = 0, pid;
+
+	*pids = NULL;
 	if (!f) {
 		if (fd >= 0)
 			close(fd);
-		if (dirfd >= 0 && errno != ENOENT)
-			k->whole = false;
-		return false;
+		return -1;
 	}
-	while (fscanf(f, "%ld", &pid) == 1)
-		for (int i = 0; i < k->ndeep; i++)
-			if (k->deep_pid[i] == pid && !k->deep_done[i]) {
-				k->deep_done[i] = true;
-				signal_pinned(k, k->deep_fd[i]);
-			}
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (n == cap) {
+			long *more = realloc(*pids, sizeof(*more) * (size_t)(cap = cap ? cap * 2 : 64));
+
+			if (!more)
+				break;
+			*pids = more;
+		}
+		(*pids)[n++] = pid;
+	}
 	fclose(f);
-	return false;
+	qsort(*pids, (size_t)n, sizeof(**pids), by_pid);
+	return n;
 }
 
-static double now(void)
+/* A cgroup of the job's tree, walked when a process too deep to print
+ * was seen: each process it lists is pinned, then the list read again;
+ * one still listed is in the job (whatever it was before the pin), and
+ * is signalled unless it is slurmstepd. */
+static bool deep_here(int dirfd, const char *name, int level, void *arg)
 {
-	struct timespec t;
+	struct kill *k = arg;
+	long *before, *after, n, m;
+	int *fds;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	(void)name;
+	(void)level;
+	if (dirfd < 0)
+		return false;
+	if ((n = read_pids(dirfd, &before)) < 0) {
+		k->whole = errno == ENOENT && k->whole;
+		return false;
+	}
+	fds = malloc(sizeof(*fds) * (size_t)(n ? n : 1));
+	for (long i = 0; fds && i < n; i++) {
+		fds[i] = -1;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+		fds[i] = (int)syscall(SYS_pidfd_open, (pid_t)before[i], 0);
+#endif
+	}
+	m = fds ? read_pids(dirfd, &after) : -1;
+	for (long i = 0; m > 0 && i < n; i++) {
+		char name_[32];
+		int pdir;
+
+		if (fds[i] < 0 || !bsearch(&before[i], after, (size_t)m, sizeof(*after), by_pid))
+			continue;
+		snprintf(name_, sizeof(name_), "%ld", before[i]);
+		pdir = openat(k->procfd, name_, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pdir >= 0 && !slurms(k, pdir))
+			signal_pinned(k, fds[i]);
+		if (pdir >= 0)
+			close(pdir);
+	}
+	for (long i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (m > 0)
+		free(after);
+	free(fds);
+	free(before);
+	return now() > k->deadline; /* then the walk stops, unsure */
 }
 
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
 			  bool *whole)
 {
-	struct kill *k = calloc(1, sizeof(*k));
+	struct kill k = { .cg = cg, .deadline = now() + 1, .whole = true };
 	struct walk w;
 	struct dirent *e;
-	int procfd;
 	DIR *d;
-	int found;
 
 	*whole = false;
-	if (!k || !cg->path[0] || !cg->path[1]) { /* never the whole hierarchy */
-		free(k);
+	if (!cg->path[0] || !cg->path[1]) /* never the whole hierarchy */
 		return 0;
-	}
-	*k = (struct kill){ .cg = cg, .proc = proc, .deadline = now() + 1, .text = malloc(TEXT),
-			    .whole = true };
-	procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = k->text && procfd >= 0 ? fdopendir(procfd) : NULL;
+	k.text = malloc(TEXT);
+	k.procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = k.text && k.procfd >= 0 ? opendir(proc) : NULL;
 	if (!d) {
-		if (procfd >= 0)
-			close(procfd);
-		free(k->text);
-		free(k);
+		if (k.procfd >= 0)
+			close(k.procfd);
+		free(k.text);
 		return 0;
 	}
 	/* Every process of the node: the user can rename or move the
@@ -427,23 +510,20 @@ int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *si
 	 * the deadline (then unsure). */
 	while ((e = readdir(d)))
 		if (e->d_name[0] >= '1' && e->d_name[0] <= '9') {
-			if (now() > k->deadline) {
-				k->whole = false;
+			if (now() > k.deadline) {
+				k.whole = false;
 				break;
 			}
-			judge(k, dirfd(d), e->d_name);
+			judge(&k, k.procfd, e->d_name);
 		}
 	closedir(d);
-	if (k->ndeep) {
-		walk_tree(cg, &w, deep_here, k);
-		k->whole = k->whole && w.whole;
-		for (int i = 0; i < k->ndeep; i++)
-			close(k->deep_fd[i]);
+	if (k.deep) {
+		if (walk_tree(cg, &w, deep_here, &k) || !w.whole)
+			k.whole = false;
 	}
-	*whole = k->whole;
-	*signalled += k->signalled;
-	found = k->found;
-	free(k->text);
-	free(k);
-	return found;
+	close(k.procfd);
+	free(k.text);
+	*whole = k.whole;
+	*signalled += k.signalled;
+	return k.found;
 }

@@ -226,6 +226,53 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 }
 END_TEST
 
+/* A v1 job tree its user owns (Slurm 22.05 gives them the step's
+ * directories; cgroups they made below) is taken back: every directory
+ * and file root's; a link in it is not followed, nothing outside is
+ * touched. */
+START_TEST(a_users_tree_is_taken_back)
+{
+	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
+	const char *owned[] = { "cg/cpuset/slurm/uid_1000/job_7/step_0",
+				"cg/cpuset/slurm/uid_1000/job_7/step_0/tasks",
+				"cg/cpuset/slurm/uid_1000/job_7/step_0/mine",
+				"cg/cpuset/slurm/uid_1000/job_7/step_0/mine/cpuset.cpus",
+				"cg/cpuset/slurm/uid_1000/job_8/tasks", NULL };
+	char p[600], outside[600];
+	struct stat st;
+	bool whole = false;
+
+	tree_make("takeback");
+	tree_mkdir("cg/cpuset/slurm/uid_1000/job_7/step_0/mine");
+	tree_mkdir("cg/cpuset/slurm/uid_1000/job_8");
+	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/tasks", "");
+	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/mine/cpuset.cpus", "0-7\n");
+	tree_put("cg/cpuset/slurm/uid_1000/job_8/tasks", "");
+	for (int i = 0; owned[i]; i++) {
+		snprintf(p, sizeof(p), "%s/%s", tree_root, owned[i]);
+		ck_assert_int_eq(chown(p, 1000, 1000), 0);
+	}
+	snprintf(outside, sizeof(outside), "%s/cg/cpuset/slurm/uid_1000/job_8/tasks", tree_root);
+	snprintf(p, sizeof(p), "%s/cg/cpuset/slurm/uid_1000/job_7/step_0/link", tree_root);
+	ck_assert_int_eq(symlink(outside, p), 0);
+	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
+	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 4);
+	ck_assert(whole);
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", tree_root, owned[i]);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_msg(st.st_uid == 0 && st.st_gid == 0, "%s is %d:%d", owned[i], (int)st.st_uid,
+			      (int)st.st_gid);
+	}
+	ck_assert_int_eq(stat(outside, &st), 0);
+	ck_assert_int_eq(st.st_uid, 1000);
+	/* Nothing left to take. */
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 0);
+	tree_remove();
+}
+END_TEST
+
 Suite *cgroup_kill_suite(void)
 {
 	Suite *s = suite_create("cgroup_kill");
@@ -235,6 +282,7 @@ Suite *cgroup_kill_suite(void)
 	tcase_add_test(tc, kill_tree_v1_reads_the_controllers_line);
 	tcase_add_test(tc, kill_users_reaches_every_depth_and_spares_slurmstepd);
 	tcase_add_test(tc, foreign_cgroups_are_told_from_slurms);
+	tcase_add_test(tc, a_users_tree_is_taken_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
