@@ -222,6 +222,8 @@ int lwk_remote_casas_post_fork(spank_t sp)
 	launching = false;
 	if (lwk_casas_reapply(&roots, rec.job, err, sizeof(err)))
 		slurm_error("lwk: job %u: --contention-aware: %s (on %s)", rec.job, err, node);
+	else if (err[0])
+		log_lines(err);
 	if (first_here && !probe_started) {
 		probe_started = true;
 		if (pthread_create(&probe_thread, NULL, probe_main, NULL)) {
@@ -247,6 +249,8 @@ void lwk_remote_casas_exit(void)
 		launching = false;
 		if (lwk_casas_reapply(&roots, rec.job, err, sizeof(err)))
 			slurm_error("lwk: job %u: --contention-aware: %s (on %s)", rec.job, err, node);
+		else if (err[0])
+			log_lines(err);
 	}
 	if (!probe_started)
 		return;

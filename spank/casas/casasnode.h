@@ -110,7 +110,8 @@ int lwk_casas_load(const struct lwk_node_roots *r, uint32_t job, struct lwk_casa
 
 /* Write the job's current dies again on its cgroup tree (a new step:
  * Slurm has just set its own cpuset there), ending this process's
- * launch (lwk_casas_launch).  0 or -1 with err. */
+ * launch (lwk_casas_launch).  0 (err: what to log, often nothing) or -1
+ * with err. */
 int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen);
 
 /* A step of job begins to start its tasks in this process: the job's

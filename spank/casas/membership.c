@@ -109,7 +109,7 @@ static void drop_launch(struct lwk_casas_record *rec, unsigned int i)
  * step while other steps still launch (they keep theirs and the job
  * level wide), else the whole tree.  The caller holds the node lock. */
 static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			       const char *step, char *err, size_t errlen)
+			       const char *step, char *log, size_t loglen, char *err, size_t errlen)
 {
 	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus) ||
 	    !lwk_casas_cgroup_made(r, rec))
@@ -118,12 +118,11 @@ static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_
 	 * step's cgroup whenever it likes. */
 	for (int attempt = 0, last = 3;; attempt++) {
 		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
-		char log[512] = "";
 		int rc = rec->nlaunchers ? step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0
 					 : lwk_casas_apply(r, rec, false, &rec->cpus, err, errlen);
 
 		/* A user who can write the tree (v1) loses that, once. */
-		if (rc && attempt == last && last == 3 && lwk_casas_take_back(r, rec, log, sizeof(log)))
+		if (rc && attempt == last && last == 3 && lwk_casas_take_back(r, rec, log, loglen))
 			last += 2;
 		if (!rc || attempt == last)
 			return rc;
@@ -134,9 +133,10 @@ static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_
 int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, size_t errlen)
 {
 	struct lwk_casas_record rec = { 0 };
-	char step[32] = "";
+	char step[32] = "", log[2048] = "";
 	int nfd = lwk_node_lock(r->state_root), rc = 0, mine;
 
+	err[0] = '\0';
 	if (nfd < 0)
 		return ERR("lwk: cannot take the node lock in %s: %s", r->state_root, strerror(errno));
 	if (lwk_casas_load(r, job, &rec) == 1 && (mine = own_launch(r, &rec)) >= 0) {
@@ -149,17 +149,19 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			rc = ERR("%s", e2);
 	}
-	if (rc == 0 && (rc = narrow_after_launch(r, &rec, step, err, errlen))) {
+	if (rc == 0 && (rc = narrow_after_launch(r, &rec, step, log, sizeof(log), err, errlen))) {
 		/* The step's tasks run on all of Slurm's CPUs: refused as a
 		 * re-plan refuses it, and its CPUs forgotten, so that the next
 		 * re-plan writes them again. */
-		char log[2048] = "", e2[512];
+		char e2[512];
 
 		lwk_casas_refuse(r, &rec, err, log, sizeof(log));
 		memset(&rec.cpus, 0, sizeof(rec.cpus));
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			say(log, sizeof(log), "%s", e2);
 		snprintf(err, errlen, "%s", log);
+	} else if (rc == 0 && log[0]) {
+		snprintf(err, errlen, "%s", log); /* its tree taken back: said */
 	}
 	close(nfd);
 	if (rc == 0 && lwk_cpuset_count(&rec.mems) && strcmp(rec.status, "off") &&

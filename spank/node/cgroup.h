@@ -145,8 +145,9 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
  * may fork meanwhile.
  */
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg);
-/* Every cgroup of cg's cpuset tree and every file in it made root's
- * (v1, where Slurm 22.05 gives the job's user the step's directories):
+/* Every cgroup of cg's cpuset tree and every file in it made root's and
+ * writable by root alone (v1, where Slurm 22.05 gives the job's user the
+ * step's directories; a file the user opened before keeps working):
  * the user can then no longer make cgroups there, write its cpusets or
  * move a process into it (moving one out, into a cgroup of theirs
  * elsewhere, stays possible: it then runs on that cgroup's CPUs).

@@ -205,8 +205,16 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
 
 /* ---- taking the tree back from its user ----------------------------------- */
 
-/* The cgroup dirfd and every file in it made root's: its user can no
- * longer make cgroups there, write its cpusets or move a process in. */
+/* Can someone but root write it: another owner, or write bits for the
+ * group or others (which an owner may have set before losing it)? */
+static bool writable_by_others(const struct stat *st)
+{
+	return st->st_uid || st->st_gid || (st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* The cgroup dirfd and every file in it made root's, writable by root
+ * alone: its user can no longer make cgroups there, write its cpusets or
+ * move a process in. */
 static bool take_here(int dirfd, const char *name, int level, void *arg)
 {
 	int *changed = arg, dup_fd;
@@ -218,7 +226,8 @@ static bool take_here(int dirfd, const char *name, int level, void *arg)
 	(void)level;
 	if (dirfd < 0 || fstat(dirfd, &st))
 		return false;
-	if ((st.st_uid || st.st_gid) && !fchown(dirfd, 0, 0))
+	if (writable_by_others(&st) && !fchown(dirfd, 0, 0) &&
+	    !fchmod(dirfd, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH)))
 		(*changed)++;
 	dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -228,9 +237,12 @@ static bool take_here(int dirfd, const char *name, int level, void *arg)
 		return false;
 	}
 	rewinddir(d); /* the offset is shared with every dup of dirfd */
+	/* cgroupfs has no links a user can make: DT_REG stays a file. */
 	while ((e = readdir(d)))
 		if (e->d_type == DT_REG && !fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    (st.st_uid || st.st_gid) && !fchownat(dirfd, e->d_name, 0, 0, AT_SYMLINK_NOFOLLOW))
+		    S_ISREG(st.st_mode) && writable_by_others(&st) &&
+		    !fchownat(dirfd, e->d_name, 0, 0, AT_SYMLINK_NOFOLLOW) &&
+		    !fchmodat(dirfd, e->d_name, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH), 0))
 			(*changed)++;
 	closedir(d);
 	return false;
@@ -425,14 +437,20 @@ static long read_pids(int dirfd, long **pids)
 		if (n == cap) {
 			long *more = realloc(*pids, sizeof(*more) * (size_t)(cap = cap ? cap * 2 : 64));
 
-			if (!more)
-				break;
+			if (!more) {
+				fclose(f);
+				free(*pids);
+				*pids = NULL;
+				errno = ENOMEM;
+				return -1; /* a short list would leave some unjudged */
+			}
 			*pids = more;
 		}
 		(*pids)[n++] = pid;
 	}
 	fclose(f);
-	qsort(*pids, (size_t)n, sizeof(**pids), by_pid);
+	if (n)
+		qsort(*pids, (size_t)n, sizeof(**pids), by_pid);
 	return n;
 }
 

@@ -189,8 +189,9 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 	}
 #endif
 	/* Reaped within a second (ECHILD: slurmstepd's main thread did);
-	 * a child SIGKILL cannot end (a FUSE answer that never comes) is
-	 * left, a zombie for this process's parent or init to reap. */
+	 * a child SIGKILL cannot end yet (a FUSE answer that never comes)
+	 * is left to slurmstepd's main thread, which reaps any child, or to
+	 * the end of the epilog's process. */
 	for (int i = 0; child > 0 && i < 100; i++) {
 		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
 

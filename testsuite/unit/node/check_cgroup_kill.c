@@ -238,7 +238,7 @@ START_TEST(a_users_tree_is_taken_back)
 				"cg/cpuset/slurm/uid_1000/job_7/step_0/mine",
 				"cg/cpuset/slurm/uid_1000/job_7/step_0/mine/cpuset.cpus",
 				"cg/cpuset/slurm/uid_1000/job_8/tasks", NULL };
-	char p[600], outside[600];
+	char p[600], outside[600], procs[600];
 	struct stat st;
 	bool whole = false;
 
@@ -252,13 +252,21 @@ START_TEST(a_users_tree_is_taken_back)
 		snprintf(p, sizeof(p), "%s/%s", tree_root, owned[i]);
 		ck_assert_int_eq(chown(p, 1000, 1000), 0);
 	}
+	/* Root's already, but writable by all (its owner chmod-ed it before
+	 * losing it). */
+	tree_put("cg/cpuset/slurm/uid_1000/job_7/step_0/cgroup.procs", "");
+	snprintf(procs, sizeof(procs), "%s/cg/cpuset/slurm/uid_1000/job_7/step_0/cgroup.procs",
+		 tree_root);
+	ck_assert_int_eq(chmod(procs, 0666), 0);
 	snprintf(outside, sizeof(outside), "%s/cg/cpuset/slurm/uid_1000/job_8/tasks", tree_root);
 	snprintf(p, sizeof(p), "%s/cg/cpuset/slurm/uid_1000/job_7/step_0/link", tree_root);
 	ck_assert_int_eq(symlink(outside, p), 0);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
-	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 4);
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 5);
 	ck_assert(whole);
+	ck_assert_int_eq(stat(procs, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0644);
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", tree_root, owned[i]);
 		ck_assert_int_eq(stat(p, &st), 0);
