@@ -141,8 +141,8 @@ static void sort_fds(int *fds, size_t n)
  * and this node's name when known)?  A user's environment can be memory
  * whose fault the user holds, and a read of it would not return: it is
  * read in a child, which is given 2 s.  No answer is "no": only the
- * job's own user can stall it, and a job whose slurmstepd is gone then
- * looks gone to its own cost, never to another job's. */
+ * job's own user can stall it, and only while slurmctld still has the
+ * job allocated here, which then counts as between two steps (kept). */
 static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 {
 	enum { ENV = 65536 };
