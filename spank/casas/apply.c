@@ -275,7 +275,8 @@ void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *r
 	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
 	    (cg.version != LWK_CGROUP_V1 && !lwk_cgroup_foreign(&cg)))
 		return;
-	while ((found = lwk_cgroup_kill_users(&cg, r->proc, &signalled, &whole)) &&
+	/* Again while some were found or some could not be judged. */
+	while (((found = lwk_cgroup_kill_users(&cg, r->proc, &signalled, &whole)) || !whole) &&
 	       seconds() - t0 < 2)
 		nanosleep(&ms50, NULL);
 	say(log, loglen, "lwk: contention-aware: job %u: its user's cgroups keep CPUs that are "

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -108,19 +109,31 @@ static bool stepd_here(uint32_t job)
  * no lock this process holds outlives the parent's own close. */
 static void close_all_but(const int *keep, size_t n)
 {
+	unsigned int from = 3, top = 65536;
+	struct rlimit rl;
+	size_t k = 0;
+
 #ifdef SYS_close_range
-	unsigned int from = 3;
+	bool ok = true;
 
 	for (size_t i = 0; i < n; i++) {
 		if ((unsigned int)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
+			ok = ok && !syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
 		from = (unsigned int)keep[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0);
-#else
-	(void)keep;
-	(void)n;
+	if (ok && !syscall(SYS_close_range, from, ~0U, 0))
+		return;
 #endif
+	/* No close_range (before 5.9): one by one, up to the fd limit. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < top)
+		top = (unsigned int)rl.rlim_cur;
+	for (unsigned int fd = 3; fd < top; fd++) {
+		while (k < n && (unsigned int)keep[k] < fd)
+			k++;
+		if (k < n && (unsigned int)keep[k] == fd)
+			continue;
+		close((int)fd);
+	}
 }
 
 /* In order, without qsort (which may allocate: the child of a threaded
