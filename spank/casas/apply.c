@@ -219,32 +219,23 @@ void lwk_casas_bind_memory(const struct lwk_node_roots *r, char *log, size_t log
 
 /* ---- a job that cannot be narrowed --------------------------------------- */
 
-static double seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			 char *log, size_t loglen)
+			 double deadline, char *log, size_t loglen)
 {
+	struct lwk_take_back tb;
 	struct lwk_cgroup cg;
 	char e[256];
-	bool whole = false;
-	int changed = 0;
 
 	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
 	    cg.version != LWK_CGROUP_V1)
 		return false;
-	/* Again while a cgroup was renamed under the walk. */
-	for (int i = 0; i < 3 && !whole; i++)
-		changed += lwk_cgroup_take_back(&cg, &whole);
-	if (changed)
-		say(log, loglen, "lwk: contention-aware: job %u: its CPUs could not be narrowed: its "
-		    "cgroups taken back from its user (%d made root's)", rec->job, changed);
-	return changed > 0;
+	if (!lwk_cgroup_take_back(&cg, deadline, &tb))
+		return false;
+	say(log, loglen, "lwk: contention-aware: job %u: its CPUs could not be narrowed: its "
+	    "cgroups taken back from its user (%d made root's, %d of its own removed%s%s)", rec->job,
+	    tb.changed, tb.removed, tb.left ? ", some could not be" : "",
+	    tb.whole ? "" : ", some not reached");
+	return true;
 }
 
 /*
@@ -255,31 +246,32 @@ bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_
  * the job's is not one Slurm makes.  Otherwise (v2, Slurm's cgroups
  * only: a step's removed meanwhile, the kernel's refusal) its next steps
  * are refused and nothing is killed.  Rounds until none of its processes
- * is found, for it may fork or move meanwhile, within 2 s: the node lock
- * is held.
+ * is found, for it may fork or move meanwhile, until the deadline: the
+ * node lock is held.  At least one round, whatever the deadline.
  */
 void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
-		      const char *err, char *log, size_t loglen)
+		      const char *err, double deadline, char *log, size_t loglen)
 {
 	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
+	struct lwk_kill kl = { .deadline = deadline };
 	struct lwk_cgroup cg;
 	char e[256];
-	bool whole = true;
-	int found, signalled = 0;
-	double t0 = seconds();
+	int found;
 
 	say(log, loglen, "lwk: contention-aware: job %u: its CPUs cannot be narrowed to its share: %s",
 	    rec->job, err);
 	snprintf(rec->status, sizeof(rec->status), "refused");
 	snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", err);
 	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
-	    (cg.version != LWK_CGROUP_V1 && !lwk_cgroup_foreign(&cg)))
+	    (cg.version != LWK_CGROUP_V1 && !lwk_cgroup_foreign(&cg, deadline)))
 		return;
+	if (kl.deadline < lwk_cgroup_clock() + 1)
+		kl.deadline = lwk_cgroup_clock() + 1;
 	/* Again while some were found or some could not be judged. */
-	while (((found = lwk_cgroup_kill_users(&cg, r->proc, &signalled, &whole)) || !whole) &&
-	       seconds() - t0 < 2)
+	while (((found = lwk_cgroup_kill_users(&cg, r->proc, &kl)) || !kl.whole) &&
+	       lwk_cgroup_clock() < kl.deadline)
 		nanosleep(&ms50, NULL);
 	say(log, loglen, "lwk: contention-aware: job %u: its user's cgroups keep CPUs that are "
-	    "others': its processes killed (%d signals)%s", rec->job, signalled,
-	    found ? "; some still there after 2 s" : whole ? "" : "; some could not be reached");
+	    "others': its processes killed (%d signals)%s", rec->job, kl.signalled,
+	    found ? "; some still there at the deadline" : kl.whole ? "" : "; some could not be reached");
 }

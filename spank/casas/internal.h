@@ -91,21 +91,29 @@ int lwk_casas_apply_launching(const struct lwk_node_roots *r, const struct lwk_c
 int lwk_casas_narrow_step(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
 			  const char *step, char *err, size_t errlen);
 
+/* From a job's first failed narrowing on: the take-back and the tries
+ * after it end within LWK_CASAS_TAKE_BACK_S, the refusal's kill within
+ * LWK_CASAS_STOP_S (at least one round of it, 1 s at most), all under
+ * the node lock. */
+#define LWK_CASAS_TAKE_BACK_S 2.0
+#define LWK_CASAS_STOP_S 4.0
+
 /* On cgroup v1, where Slurm 22.05 gives the job's user the step's
  * directories, a job whose CPUs could not be narrowed: its cgroup tree
- * made root's (lwk_cgroup_take_back), so that its user can no longer
- * undo the next write or move a process back in.  true when anything
- * changed (then try again).  The caller holds the node lock. */
+ * made root's and the cgroups its user made in it removed
+ * (lwk_cgroup_take_back), so that its user can no longer undo the next
+ * write or move a process back in.  true when anything changed (then
+ * try again).  The caller holds the node lock. */
 bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			 char *log, size_t loglen);
+			 double deadline, char *log, size_t loglen);
 
 /* A job whose CPUs could not be narrowed to its share (rec): its record
- * says refused and why (err), and when a cgroup below its own is one
- * Slurm does not make (on cgroup v1 only its user can have made it) its
- * processes are killed but slurmstepd, which then ends the job.  The
- * caller holds the node lock and stores the record. */
+ * says refused and why (err), and when its user can be the cause (v1,
+ * or a cgroup below its own that Slurm does not make) its processes are
+ * killed but slurmstepd, which then ends the job.  The caller holds the
+ * node lock and stores the record. */
 void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
-		      const char *err, char *log, size_t loglen);
+		      const char *err, double deadline, char *log, size_t loglen);
 
 /* Take <casas dir>/.mems.lock, held by every cpuset.mems write.  The fd,
  * or -1. */

@@ -109,7 +109,8 @@ static void drop_launch(struct lwk_casas_record *rec, unsigned int i)
  * step while other steps still launch (they keep theirs and the job
  * level wide), else the whole tree.  The caller holds the node lock. */
 static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_casas_record *rec,
-			       const char *step, char *log, size_t loglen, char *err, size_t errlen)
+			       const char *step, double *failed_at, char *log, size_t loglen,
+			       char *err, size_t errlen)
 {
 	if (!strcmp(rec->status, "off") || !lwk_cpuset_count(&rec->cpus) ||
 	    !lwk_casas_cgroup_made(r, rec))
@@ -121,8 +122,11 @@ static int narrow_after_launch(const struct lwk_node_roots *r, const struct lwk_
 		int rc = rec->nlaunchers ? step[0] ? lwk_casas_narrow_step(r, rec, step, err, errlen) : 0
 					 : lwk_casas_apply(r, rec, false, &rec->cpus, err, errlen);
 
+		if (rc && attempt == 0)
+			*failed_at = lwk_cgroup_clock();
 		/* A user who can write the tree (v1) loses that, once. */
-		if (rc && attempt == last && last == 3 && lwk_casas_take_back(r, rec, log, loglen))
+		if (rc && attempt == last && last == 3 &&
+		    lwk_casas_take_back(r, rec, *failed_at + LWK_CASAS_TAKE_BACK_S, log, loglen))
 			last += 2;
 		if (!rc || attempt == last)
 			return rc;
@@ -135,6 +139,7 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 	struct lwk_casas_record rec = { 0 };
 	char step[32] = "", log[2048] = "";
 	int nfd = lwk_node_lock(r->state_root), rc = 0, mine;
+	double failed_at = 0;
 
 	err[0] = '\0';
 	if (nfd < 0)
@@ -149,13 +154,14 @@ int lwk_casas_reapply(const struct lwk_node_roots *r, uint32_t job, char *err, s
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			rc = ERR("%s", e2);
 	}
-	if (rc == 0 && (rc = narrow_after_launch(r, &rec, step, log, sizeof(log), err, errlen))) {
+	if (rc == 0 &&
+	    (rc = narrow_after_launch(r, &rec, step, &failed_at, log, sizeof(log), err, errlen))) {
 		/* The step's tasks run on all of Slurm's CPUs: refused as a
 		 * re-plan refuses it, and its CPUs forgotten, so that the next
 		 * re-plan writes them again. */
 		char e2[512];
 
-		lwk_casas_refuse(r, &rec, err, log, sizeof(log));
+		lwk_casas_refuse(r, &rec, err, failed_at + LWK_CASAS_STOP_S, log, sizeof(log));
 		memset(&rec.cpus, 0, sizeof(rec.cpus));
 		if (lwk_casas_store(r, &rec, e2, sizeof(e2)))
 			say(log, sizeof(log), "%s", e2);

@@ -40,6 +40,7 @@ struct plan {
 	struct lwk_casas_decision d;
 	bool probing;		/* a job is held for its probe, or waits for it */
 	unsigned long long now;	/* seconds since the epoch */
+	double failed_at;	/* when the job being written first failed to narrow */
 	char err[512], line[512]; /* line: the decision, for the log and each record */
 };
 
@@ -241,8 +242,12 @@ static int apply_cpus(struct plan *p, const struct lwk_casas_record *rec,
 
 		if (!lwk_casas_apply(p->r, rec, false, cpus, p->err, sizeof(p->err)))
 			return 0;
+		if (attempt == 0)
+			p->failed_at = lwk_cgroup_clock();
 		/* A user who can write the tree (v1) loses that, once. */
-		if (attempt == last && last == 3 && lwk_casas_take_back(p->r, rec, p->log, p->loglen))
+		if (attempt == last && last == 3 &&
+		    lwk_casas_take_back(p->r, rec, p->failed_at + LWK_CASAS_TAKE_BACK_S, p->log,
+					p->loglen))
 			last += 2;
 		if (attempt == last)
 			return -1;
@@ -280,7 +285,7 @@ static int write_job(struct plan *p, unsigned int k)
 		char why[512];
 
 		snprintf(why, sizeof(why), "%s", p->err);
-		lwk_casas_refuse(p->r, rec, why, p->log, p->loglen);
+		lwk_casas_refuse(p->r, rec, why, p->failed_at + LWK_CASAS_STOP_S, p->log, p->loglen);
 		if (lwk_casas_store(p->r, rec, p->err, sizeof(p->err)))
 			say(p->log, p->loglen, "%s", p->err);
 		return -1;

@@ -123,39 +123,69 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
 
 /*
  * node/cgroup_killusers.c: stopping a job that keeps CPUs it was not
- * given.
+ * given.  Each takes a deadline (CLOCK_MONOTONIC seconds, see
+ * lwk_cgroup_clock): the caller holds the node lock.
+ *
  * lwk_cgroup_foreign: is a cgroup below cg (its cpuset tree, at any
  * depth, up to 65536) one Slurm does not make: a name or a place other
  * than Slurm's (step_N, step_N+M of a heterogeneous job, step_batch,
  * step_extern, step_interactive; then slurm, user or task_N; then task_N
  * below user; nothing deeper)?  Only the job's user can have made it (on
- * cgroup v1 Slurm 22.05 gives them the step's directories).
- * lwk_cgroup_kill_users: SIGKILL every process of the job but slurmstepd
- * (root's, its executable slurmstepd*: it ends the job once its tasks are
- * gone).  Every process of <proc> is pinned with a pidfd, then judged by
- * its threads' cgroup lines (one thread in the job's tree is enough: on
- * v1 threads may sit apart; the user can rename or move the cgroups
- * below the step, never the job's path), then signalled through the
- * pidfd; one whose path the kernel cannot print (deeper than 4096 bytes)
- * is looked for in the lists of the job's cgroups, walked relative to
- * each parent.  Without pidfds (before 5.3) nothing is killed.  *whole
- * is false when some process or cgroup could not be judged.  Returns how
- * many processes of the job it found (killed or dying), adding those it
- * signalled to *signalled: call again until it finds none, as a process
- * may fork meanwhile.
+ * cgroup v1 Slurm 22.05 gives them the step's directories).  Cut at the
+ * deadline: what was seen.
  */
-bool lwk_cgroup_foreign(const struct lwk_cgroup *cg);
-/* Every cgroup of cg's cpuset tree and every file in it made root's and
- * writable by root alone (v1, where Slurm 22.05 gives the job's user the
- * step's directories; a file the user opened before keeps working):
- * the user can then no longer make cgroups there, write its cpusets or
- * move a process into it (moving one out, into a cgroup of theirs
- * elsewhere, stays possible: it then runs on that cgroup's CPUs).
- * Returns how many were changed; *whole false when some cgroup could
- * not be walked (renamed meanwhile). */
-int lwk_cgroup_take_back(const struct lwk_cgroup *cg, bool *whole);
-int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
-			  bool *whole);
+bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline);
+
+/*
+ * lwk_cgroup_take_back (v1, where Slurm 22.05 gives the job's user the
+ * step's directories): every cgroup of cg's cpuset tree and every file
+ * in it made root's and writable by root alone, so that the user can no
+ * longer make cgroups there, write its cpusets or move a process in;
+ * then every cgroup the user made there (any below a step: Slurm makes
+ * none in that hierarchy) is emptied into its parent and removed,
+ * children first, which makes the files the user opened before fail
+ * (cgroupfs checks rights when a file is opened).  Moving a process out,
+ * into a cgroup of theirs elsewhere, stays possible: it then runs on
+ * that cgroup's CPUs.  Returns changed + removed.
+ */
+struct lwk_take_back {
+	int changed; /* directories and files made root's */
+	int removed; /* cgroups of the user's removed */
+	int left; /* cgroups of the user's that could not be removed */
+	bool whole; /* every cgroup was walked */
+};
+int lwk_cgroup_take_back(const struct lwk_cgroup *cg, double deadline, struct lwk_take_back *tb);
+
+/*
+ * lwk_cgroup_kill_users: SIGKILL every process of the job but
+ * slurmstepd (root's, its executable slurmstepd*: it ends the job once
+ * its tasks are gone).  On v1 the lists of the job's tree come first
+ * (after the take-back they say every process in it).  Then every
+ * process of <proc>, from the pid after kl->cursor on, is pinned with a
+ * pidfd, then judged by its threads' cgroup lines (one thread in the
+ * job's tree is enough: on v1 threads may sit apart; the user can rename
+ * or move the cgroups below the step, never the job's path); another
+ * user's (v1: the path's uid_N) is not read.  One whose path the kernel
+ * cannot print (deeper than 4096 bytes) is looked for in the lists of
+ * the job's cgroups, walked relative to each parent.  Each listed pid is
+ * pinned, then listed again, then signalled through the pidfd.  Without
+ * pidfds (before 5.3) nothing is killed.  A round is cut at 1 s or at
+ * kl->deadline; kl->cursor then says where the next goes on.
+ * kl->whole is false when some process or cgroup could not be judged.
+ * Returns how many processes of the job it found (killed or dying),
+ * adding those it signalled to kl->signalled: call again until it finds
+ * none and kl->whole, as a process may fork meanwhile.
+ */
+struct lwk_kill {
+	double deadline; /* in */
+	long cursor; /* in and out: 0 at first */
+	int signalled; /* added to */
+	bool whole; /* out */
+};
+int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, struct lwk_kill *kl);
+
+/* CLOCK_MONOTONIC, in seconds: the deadlines above. */
+double lwk_cgroup_clock(void);
 
 /* Is name prefix followed by a decimal number, as Slurm names its
  * cgroups (job_7, uid_1000, step_0, task_3; prefix "": a number)? */

@@ -35,7 +35,19 @@ struct walk {
 	struct level *lv; /* from the top down to the current directory */
 	int depth, cap, seen;
 	bool whole;
+	double deadline; /* CLOCK_MONOTONIC seconds: the walk stops there, unsure */
+	/* Called on every directory below the top once all below it was
+	 * walked, with its parent's fd (children first: it may remove it). */
+	void (*leave)(int parentfd, const char *name, int level, void *arg);
 };
+
+double lwk_cgroup_clock(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 /* The subdirectory names of dirfd pushed as the next level (dirfd is
  * left open).  false when they cannot be read. */
@@ -82,24 +94,26 @@ static bool push_level(struct walk *w, int dirfd)
 
 /* Call visit on the directory of cg (name NULL, level 0) and on every
  * directory below it (level 1 for a child of cg's), parents first (fd
- * -1: listed, gone when opened); stop early when visit returns true.
- * Returns what the last visit returned; w->whole false when some
- * directory could not be walked. */
-static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
-		      bool (*visit)(int dirfd, const char *name, int level, void *arg), void *arg)
+ * -1: listed, gone when opened), and leave (when set) on each below the
+ * top after all below it; stop early when visit returns true or at the
+ * deadline.  Returns what the last visit returned; w->whole false when
+ * some directory could not be walked. */
+static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w, double deadline,
+		      bool (*visit)(int dirfd, const char *name, int level, void *arg),
+		      void (*leave)(int parentfd, const char *name, int level, void *arg), void *arg)
 {
 	char dir[1100];
 	bool done = false;
 	int cur;
 
-	*w = (struct walk){ .whole = true };
+	*w = (struct walk){ .whole = true, .deadline = deadline, .leave = leave };
 	lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
 	cur = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (cur < 0) {
 		w->whole = errno == ENOENT; /* gone: nothing left in it */
 		return false;
 	}
-	if (!(done = visit(cur, NULL, 0, arg)) && !push_level(w, cur))
+	if (!(done = visit && visit(cur, NULL, 0, arg)) && !push_level(w, cur))
 		w->whole = false;
 	while (!done && w->depth > 0) {
 		struct level *l = &w->lv[w->depth - 1];
@@ -116,9 +130,13 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 				w->whole = false; /* removed meanwhile: its place is lost */
 				break;
 			}
+			if (w->leave) {
+				l = &w->lv[w->depth - 1]; /* the parent's: its last name is the one left */
+				w->leave(cur, l->names[l->next - 1], w->depth, arg);
+			}
 			continue;
 		}
-		if (w->seen >= WALK_MAX_CGROUPS) {
+		if (w->seen >= WALK_MAX_CGROUPS || (w->deadline && lwk_cgroup_clock() > w->deadline)) {
 			w->whole = false;
 			break;
 		}
@@ -128,12 +146,13 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w,
 			 * cgroups on v1): the name is still judged, what was in it
 			 * not read. */
 			w->whole = false;
-			if (errno == ENOENT)
+			if (errno == ENOENT && visit)
 				done = visit(-1, l->names[l->next - 1], w->depth, arg);
 			continue;
 		}
 		w->seen++;
-		if ((done = visit(fd, l->names[l->next - 1], w->depth, arg)) || !push_level(w, fd)) {
+		if ((done = visit && visit(fd, l->names[l->next - 1], w->depth, arg)) ||
+		    !push_level(w, fd)) {
 			w->whole = w->whole && done;
 			close(fd);
 			continue;
@@ -191,14 +210,16 @@ static bool foreign_name(int dirfd, const char *name, int level, void *arg)
 	return name && !slurms_place(name, level);
 }
 
-bool lwk_cgroup_foreign(const struct lwk_cgroup *cg)
+bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline)
 {
 	struct walk *w = malloc(sizeof(*w));
 	bool foreign;
 
 	if (!w)
 		return true; /* cannot tell */
-	foreign = walk_tree(cg, w, foreign_name, NULL) || w->seen >= WALK_MAX_CGROUPS;
+	/* Past the bound: cannot tell.  Cut at the deadline: what was seen
+	 * (only root makes cgroups there on v2, where this decides). */
+	foreign = walk_tree(cg, w, deadline, foreign_name, NULL, NULL) || w->seen >= WALK_MAX_CGROUPS;
 	free(w);
 	return foreign;
 }
@@ -212,23 +233,55 @@ static bool writable_by_others(const struct stat *st)
 	return st->st_uid || st->st_gid || (st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+struct take {
+	struct lwk_take_back *tb;
+	/* The cgroups its user made, by inode. */
+	ino_t *made;
+	size_t n, cap;
+	int top; /* the job's cgroup, where processes go when a parent refuses them */
+};
+
+/* A cgroup to remove?  In the v1 cpuset hierarchy Slurm makes none
+ * below a step (its task_N are in the memory, cpuacct and devices
+ * hierarchies): every cgroup there, and one not named as Slurm names its
+ * steps, is its user's. */
+static void note_made(struct take *t, int dirfd, const char *name, int level)
+{
+	struct stat dir;
+
+	if (!name || (level < 2 && slurms_place(name, level)) || fstat(dirfd, &dir))
+		return;
+	if (t->n == t->cap) {
+		ino_t *more = realloc(t->made, sizeof(*more) * (t->cap = t->cap ? t->cap * 2 : 16));
+
+		if (!more) {
+			t->tb->whole = false;
+			return;
+		}
+		t->made = more;
+	}
+	t->made[t->n++] = dir.st_ino;
+}
+
 /* The cgroup dirfd and every file in it made root's, writable by root
  * alone: its user can no longer make cgroups there, write its cpusets or
- * move a process in. */
+ * move a process in, except through a file they opened before (cgroupfs
+ * checks when a file is opened): the cgroups they made are noted, to be
+ * removed. */
 static bool take_here(int dirfd, const char *name, int level, void *arg)
 {
-	int *changed = arg, dup_fd;
+	struct take *t = arg;
+	int dup_fd;
 	struct dirent *e;
 	struct stat st;
 	DIR *d;
 
-	(void)name;
-	(void)level;
 	if (dirfd < 0 || fstat(dirfd, &st))
 		return false;
+	note_made(t, dirfd, name, level);
 	if (writable_by_others(&st) && !fchown(dirfd, 0, 0) &&
 	    !fchmod(dirfd, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH)))
-		(*changed)++;
+		t->tb->changed++;
 	dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
@@ -243,30 +296,96 @@ static bool take_here(int dirfd, const char *name, int level, void *arg)
 		    S_ISREG(st.st_mode) && writable_by_others(&st) &&
 		    !fchownat(dirfd, e->d_name, 0, 0, AT_SYMLINK_NOFOLLOW) &&
 		    !fchmodat(dirfd, e->d_name, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH), 0))
-			(*changed)++;
+			t->tb->changed++;
 	closedir(d);
 	return false;
 }
 
-int lwk_cgroup_take_back(const struct lwk_cgroup *cg, bool *whole)
+static int by_ino(const void *a, const void *b)
 {
-	struct walk w;
-	int changed = 0;
+	ino_t x = *(const ino_t *)a, y = *(const ino_t *)b;
 
-	walk_tree(cg, &w, take_here, &changed);
-	*whole = w.whole;
-	return changed;
+	return x < y ? -1 : x > y;
+}
+
+static long read_pids(int dirfd, long **pids);
+
+/* Every process of the cgroup <parentfd>/<name> moved to its parent, or
+ * where the parent refuses it (a cpuset of the user's with no CPUs) to
+ * the job's cgroup. */
+static void move_up(struct take *t, int parentfd, const char *name)
+{
+	int from = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int to = openat(parentfd, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int top = openat(t->top, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	long *pids = NULL, n = from >= 0 ? read_pids(from, &pids) : -1;
+
+	for (long i = 0; i < n; i++) {
+		char text[24];
+		int len = snprintf(text, sizeof(text), "%ld", pids[i]);
+
+		if ((to < 0 || write(to, text, (size_t)len) != len) && top >= 0)
+			(void)!write(top, text, (size_t)len);
+	}
+	free(pids);
+	if (from >= 0)
+		close(from);
+	if (to >= 0)
+		close(to);
+	if (top >= 0)
+		close(top);
+}
+
+/* A cgroup noted (children first): its processes moved up, then it is
+ * removed, which makes the files its user holds open fail (ENODEV);
+ * tried again while a process is moved back in through one. */
+static void remove_here(int parentfd, const char *name, int level, void *arg)
+{
+	struct take *t = arg;
+	struct stat st;
+
+	(void)level;
+	if (fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+	    !bsearch(&st.st_ino, t->made, t->n, sizeof(*t->made), by_ino))
+		return;
+	for (int i = 0; i < 8; i++) {
+		move_up(t, parentfd, name);
+		if (!unlinkat(parentfd, name, AT_REMOVEDIR) || errno == ENOENT) {
+			t->tb->removed++;
+			return;
+		}
+		if (errno != EBUSY)
+			break;
+	}
+	t->tb->left++;
+}
+
+int lwk_cgroup_take_back(const struct lwk_cgroup *cg, double deadline, struct lwk_take_back *tb)
+{
+	struct take t = { .tb = tb };
+	char dir[1100];
+	struct walk w;
+
+	*tb = (struct lwk_take_back){ .whole = false };
+	/* Again while a cgroup was renamed under the walk. */
+	for (int pass = 0; pass < 3 && !tb->whole && lwk_cgroup_clock() < deadline; pass++) {
+		walk_tree(cg, &w, deadline, take_here, NULL, &t);
+		tb->whole = w.whole;
+	}
+	if (t.n) {
+		qsort(t.made, t.n, sizeof(*t.made), by_ino);
+		lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
+		t.top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		walk_tree(cg, &w, deadline, NULL, remove_here, &t);
+		tb->whole = tb->whole && w.whole;
+		if (t.top >= 0)
+			close(t.top);
+	}
+	free(t.made);
+	return tb->changed + tb->removed;
 }
 
 /* ---- the kill ---------------------------------------------------------------- */
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 #define TEXT 65536
 
@@ -274,6 +393,8 @@ struct kill {
 	const struct lwk_cgroup *cg;
 	int procfd; /* <proc> */
 	double deadline; /* CLOCK_MONOTONIC seconds: the node lock is held */
+	long uid; /* the job's user (v1: its uid_N), or -1 */
+	long *hit, nhit, caphit; /* signalled from the lists, sorted before the scan */
 	char *text; /* a heap buffer of TEXT bytes */
 	int signalled, found;
 	bool whole;
@@ -392,6 +513,7 @@ static void judge(struct kill *k, int procfd, const char *name)
 {
 	long pid = strtol(name, NULL, 10);
 	int pidfd = -1, pdir, where;
+	struct stat st;
 
 	errno = ENOSYS;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
@@ -403,6 +525,14 @@ static void judge(struct kill *k, int procfd, const char *name)
 		return;
 	}
 	pdir = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Another user's is never in the job: only root moves a process of
+	 * theirs, and a process a user cannot trace shows as root's.  Its
+	 * threads are not read. */
+	if (pdir >= 0 && k->uid >= 0 && !fstat(pdir, &st) && st.st_uid && st.st_uid != (uid_t)k->uid) {
+		close(pdir);
+		close(pidfd);
+		return;
+	}
 	where = pdir >= 0 ? threads_in_job(k, pdir) : 0;
 	if (where == -1)
 		k->deep = true;
@@ -488,8 +618,19 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 			continue;
 		snprintf(name_, sizeof(name_), "%ld", before[i]);
 		pdir = openat(k->procfd, name_, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pdir >= 0 && !slurms(k, pdir))
+		if (pdir >= 0 && !slurms(k, pdir)) {
 			signal_pinned(k, fds[i]);
+			if (k->nhit == k->caphit) {
+				long *more = realloc(k->hit, sizeof(*more) * (size_t)(k->caphit = k->caphit ? k->caphit * 2 : 64));
+
+				if (more)
+					k->hit = more;
+				else
+					k->caphit = k->nhit;
+			}
+			if (k->nhit < k->caphit)
+				k->hit[k->nhit++] = before[i];
+		}
 		if (pdir >= 0)
 			close(pdir);
 	}
@@ -500,48 +641,116 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 		free(after);
 	free(fds);
 	free(before);
-	return now() > k->deadline; /* then the walk stops, unsure */
+	return lwk_cgroup_clock() > k->deadline; /* then the walk stops, unsure */
 }
 
-int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, int *signalled,
-			  bool *whole)
+/* The job's user from its v1 path (/slurm/uid_N/job_M), or -1. */
+static long path_uid(const struct lwk_cgroup *cg)
 {
-	struct kill k = { .cg = cg, .deadline = now() + 1, .whole = true };
-	struct walk w;
-	struct dirent *e;
-	DIR *d;
+	const char *u = cg->version == LWK_CGROUP_V1 ? strstr(cg->path, "/uid_") : NULL;
+	char part[32];
+	size_t len;
 
-	*whole = false;
+	if (!u)
+		return -1;
+	len = strcspn(u + 1, "/");
+	if (len >= sizeof(part))
+		return -1;
+	memcpy(part, u + 1, len);
+	part[len] = '\0';
+	return lwk_cgroup_numbered(part, "uid_") ? strtol(part + 4, NULL, 10) : -1;
+}
+
+/* The pids of <proc>, sorted; their count, or -1. */
+static long proc_pids(int procfd, long **pids)
+{
+	int fd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	long n = 0, cap = 0;
+	struct dirent *e;
+
+	*pids = NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			long *more = realloc(*pids, sizeof(*more) * (size_t)(cap = cap ? cap * 2 : 1024));
+
+			if (!more) {
+				closedir(d);
+				free(*pids);
+				*pids = NULL;
+				return -1;
+			}
+			*pids = more;
+		}
+		(*pids)[n++] = strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	if (n)
+		qsort(*pids, (size_t)n, sizeof(**pids), by_pid);
+	return n;
+}
+
+int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, struct lwk_kill *kl)
+{
+	struct kill k = { .cg = cg, .deadline = lwk_cgroup_clock() + 1, .whole = true, .uid = path_uid(cg) };
+	long *pids = NULL, n = 0, start = 0;
+	struct walk w;
+
+	kl->whole = false;
 	if (!cg->path[0] || !cg->path[1]) /* never the whole hierarchy */
 		return 0;
+	if (kl->deadline < k.deadline)
+		k.deadline = kl->deadline;
 	k.text = malloc(TEXT);
 	k.procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = k.text && k.procfd >= 0 ? opendir(proc) : NULL;
-	if (!d) {
+	if (!k.text || k.procfd < 0 || (n = proc_pids(k.procfd, &pids)) < 0) {
 		if (k.procfd >= 0)
 			close(k.procfd);
 		free(k.text);
 		return 0;
 	}
-	/* Every process of the node: the user can rename or move the
-	 * cgroups below the step, never the job's path above them.  Cut at
-	 * the deadline (then unsure). */
-	while ((e = readdir(d)))
-		if (e->d_name[0] >= '1' && e->d_name[0] <= '9') {
-			if (now() > k.deadline) {
-				k.whole = false;
-				break;
-			}
-			judge(&k, k.procfd, e->d_name);
+	/* On v1, once the tree is taken back, its lists say every process
+	 * in it (a thread in a cgroup lists its process there): read first,
+	 * whatever the rest of the node holds. */
+	if (cg->version == LWK_CGROUP_V1 && (walk_tree(cg, &w, k.deadline, deep_here, NULL, &k) ||
+					     !w.whole))
+		k.whole = false;
+	if (k.nhit)
+		qsort(k.hit, (size_t)k.nhit, sizeof(*k.hit), by_pid);
+	/* Every process of the node, from where the last round stopped:
+	 * the user can rename or move the cgroups below the step, never the
+	 * job's path above them.  Cut at the deadline (then unsure). */
+	while (start < n && pids[start] <= kl->cursor)
+		start++;
+	for (long i = 0; i < n; i++) {
+		long pid = pids[(start + i) % n];
+		char name[24];
+
+		if (lwk_cgroup_clock() > k.deadline) {
+			k.whole = false;
+			break;
 		}
-	closedir(d);
-	if (k.deep) {
-		if (walk_tree(cg, &w, deep_here, &k) || !w.whole)
+		snprintf(name, sizeof(name), "%ld", pid);
+		if (!k.nhit || !bsearch(&pid, k.hit, (size_t)k.nhit, sizeof(*k.hit), by_pid))
+			judge(&k, k.procfd, name);
+		kl->cursor = pid;
+	}
+	free(pids);
+	if (k.deep && cg->version != LWK_CGROUP_V1) {
+		if (walk_tree(cg, &w, k.deadline, deep_here, NULL, &k) || !w.whole)
 			k.whole = false;
 	}
 	close(k.procfd);
 	free(k.text);
-	*whole = k.whole;
-	*signalled += k.signalled;
+	free(k.hit);
+	kl->whole = k.whole;
+	kl->signalled += k.signalled;
 	return k.found;
 }

@@ -3,6 +3,9 @@
  * and /proc: only the processes /proc still places in the tree are
  * signalled.  The kernel's own cgroup.kill is checked for real by
  * testsuite/kernel/check_kpath on the guests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -122,8 +125,7 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	      thread = tree_sleeper(), bottom = tree_sleeper(), hidden = tree_sleeper();
 	char rel[3000], text[3000], name[201], proc[300], chain[1000], *deepcg;
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
-	bool whole = false;
-	int signalled = 0;
+	struct lwk_kill kl = { .deadline = lwk_cgroup_clock() + 30 };
 	size_t len, clen;
 
 	tree_make("killusers");
@@ -165,9 +167,16 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 6);
-	ck_assert_int_eq(signalled, 6);
-	ck_assert(whole);
+	/* A round cut at once (its deadline gone) judges nothing and says
+	 * it is not whole. */
+	kl.deadline = lwk_cgroup_clock() - 1;
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &kl), 0);
+	ck_assert(!kl.whole);
+	ck_assert_int_eq(kl.signalled, 0);
+	kl.deadline = lwk_cgroup_clock() + 30;
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &kl), 6);
+	ck_assert_int_eq(kl.signalled, 6);
+	ck_assert(kl.whole);
 	usleep(100 * 1000);
 	ck_assert(was_killed(deep));
 	ck_assert(was_killed(roots));
@@ -180,8 +189,8 @@ START_TEST(kill_users_reaches_every_depth_and_spares_slurmstepd)
 	ck_assert(!was_killed(other));
 	/* A job already gone: nothing to kill, nothing unsure. */
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_9");
-	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &signalled, &whole), 0);
-	ck_assert(whole);
+	ck_assert_int_eq(lwk_cgroup_kill_users(&cg, proc, &kl), 0);
+	ck_assert(kl.whole);
 	free(deepcg);
 	tree_remove();
 }
@@ -208,20 +217,20 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	tree_mkdir("cg/job_14/step_3+1/user/task_0");
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/job_7");
-	ck_assert(!lwk_cgroup_foreign(&cg));
+	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	snprintf(cg.path, sizeof(cg.path), "/job_8");
-	ck_assert(lwk_cgroup_foreign(&cg));
+	ck_assert(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	snprintf(cg.path, sizeof(cg.path), "/job_9");
-	ck_assert(lwk_cgroup_foreign(&cg));
+	ck_assert(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	snprintf(cg.path, sizeof(cg.path), "/job_14"); /* a heterogeneous job's step */
-	ck_assert(!lwk_cgroup_foreign(&cg));
+	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	for (int j = 11; j <= 13; j++) {
 		snprintf(cg.path, sizeof(cg.path), "/job_%d", j);
-		ck_assert_msg(lwk_cgroup_foreign(&cg), "job_%d", j);
+		ck_assert_msg(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30), "job_%d", j);
 	}
 	/* Gone: nothing below it. */
 	snprintf(cg.path, sizeof(cg.path), "/job_10");
-	ck_assert(!lwk_cgroup_foreign(&cg));
+	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	tree_remove();
 }
 END_TEST
@@ -239,8 +248,8 @@ START_TEST(a_users_tree_is_taken_back)
 				"cg/cpuset/slurm/uid_1000/job_7/step_0/mine/cpuset.cpus",
 				"cg/cpuset/slurm/uid_1000/job_8/tasks", NULL };
 	char p[600], outside[600], procs[600];
+	struct lwk_take_back tb;
 	struct stat st;
-	bool whole = false;
 
 	tree_make("takeback");
 	tree_mkdir("cg/cpuset/slurm/uid_1000/job_7/step_0/mine");
@@ -263,8 +272,14 @@ START_TEST(a_users_tree_is_taken_back)
 	ck_assert_int_eq(symlink(outside, p), 0);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
-	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 5);
-	ck_assert(whole);
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb), 5);
+	ck_assert(tb.whole);
+	ck_assert_int_eq(tb.changed, 5);
+	/* mine is the user's (Slurm makes no cpuset below a step); a plain
+	 * directory with files in it cannot be removed as a cgroup can
+	 * (the real one is removed in a_users_cgroups_are_removed). */
+	ck_assert_int_eq(tb.removed, 0);
+	ck_assert_int_eq(tb.left, 1);
 	ck_assert_int_eq(stat(procs, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0644);
 	for (int i = 0; i < 4; i++) {
@@ -276,8 +291,147 @@ START_TEST(a_users_tree_is_taken_back)
 	ck_assert_int_eq(stat(outside, &st), 0);
 	ck_assert_int_eq(st.st_uid, 1000);
 	/* Nothing left to take. */
-	ck_assert_int_eq(lwk_cgroup_take_back(&cg, &whole), 0);
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb), 0);
 	tree_remove();
+}
+END_TEST
+
+/* Write text into a cgroup file; the errno of the write, 0 when it took. */
+static int put(const char *dir, const char *file, const char *text)
+{
+	char p[600];
+	int fd, e = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
+		return errno;
+	if (write(fd, text, strlen(text)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* A v1 cpuset with its parent's CPUs and memory (v1 starts it empty). */
+static void cpuset_at(const char *dir, const char *cpus, const char *mems)
+{
+	ck_assert_msg(mkdir(dir, 0755) == 0 || errno == EEXIST, "%s: %s", dir, strerror(errno));
+	ck_assert_int_eq(put(dir, "cpuset.cpus", cpus), 0);
+	ck_assert_int_eq(put(dir, "cpuset.mems", mems), 0);
+}
+
+static bool listed(const char *dir, pid_t pid)
+{
+	char p[600], line[32];
+	bool found = false;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	if (!(f = fopen(p, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strtol(line, NULL, 10) == pid;
+	fclose(f);
+	return found;
+}
+
+/* On a real cgroup v1 cpuset, laid out as Slurm 22.05 lays out a job
+ * (the step's directory its user's): the user makes two cgroups below
+ * the step, moves a process in and keeps their cpuset.cpus and
+ * cgroup.procs open.  The take-back removes both, the process goes back
+ * to the step, and the files the user kept open fail from then on. */
+START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
+{
+	char top[200], job[300], step[400], mine[500], deeper[600], cpus[64] = "", mems[64] = "";
+	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
+	struct lwk_take_back tb;
+	int ready[2], go[2], told[2], res[2] = { -1, -1 };
+	struct stat st;
+	pid_t user;
+	FILE *f;
+
+	if (geteuid() != 0 || lwk_cgroup_detect("/sys/fs/cgroup") != LWK_CGROUP_V1 ||
+	    access("/sys/fs/cgroup/cpuset/cpuset.cpus", F_OK)) {
+		printf("SKIP: a_users_cgroups_are_removed_in_a_real_v1_cpuset: needs root and a "
+		       "cgroup v1 cpuset at /sys/fs/cgroup/cpuset\n");
+		return;
+	}
+	f = fopen("/sys/fs/cgroup/cpuset/cpuset.cpus", "r");
+	ck_assert(f && fgets(cpus, sizeof(cpus), f));
+	fclose(f);
+	f = fopen("/sys/fs/cgroup/cpuset/cpuset.mems", "r");
+	ck_assert(f && fgets(mems, sizeof(mems), f));
+	fclose(f);
+	cpus[strcspn(cpus, "\n")] = mems[strcspn(mems, "\n")] = '\0';
+	snprintf(top, sizeof(top), "/sys/fs/cgroup/cpuset/lwk-check-%d", (int)getpid());
+	snprintf(job, sizeof(job), "%s/uid_65534/job_7", top);
+	snprintf(step, sizeof(step), "%s/step_0", job);
+	snprintf(mine, sizeof(mine), "%s/mine", step);
+	snprintf(deeper, sizeof(deeper), "%s/deeper", mine);
+	cpuset_at(top, cpus, mems);
+	snprintf(deeper, sizeof(deeper), "%s/uid_65534", top);
+	cpuset_at(deeper, cpus, mems);
+	cpuset_at(job, cpus, mems);
+	cpuset_at(step, cpus, mems);
+	ck_assert_int_eq(chown(step, 65534, 65534), 0); /* as Slurm 22.05 does */
+	snprintf(deeper, sizeof(deeper), "%s/deeper", mine);
+	ck_assert(!pipe(ready) && !pipe(go) && !pipe(told));
+	user = fork();
+	ck_assert(user >= 0);
+	if (user == 0) {
+		char procs[700], own[24], c;
+		int fcpus, fprocs;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(1);
+		cpuset_at(mine, cpus, mems);
+		cpuset_at(deeper, cpus, mems);
+		snprintf(procs, sizeof(procs), "%s/cpuset.cpus", mine);
+		fcpus = open(procs, O_WRONLY | O_CLOEXEC);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", mine);
+		fprocs = open(procs, O_WRONLY | O_CLOEXEC);
+		snprintf(own, sizeof(own), "%d", (int)getpid());
+		if (fcpus < 0 || fprocs < 0 || put(deeper, "cgroup.procs", own))
+			_exit(2);
+		(void)!write(ready[1], "r", 1);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		/* Through the files opened before: the CPUs, then itself in. */
+		res[0] = write(fcpus, cpus, strlen(cpus)) < 0 ? errno : 0;
+		res[1] = write(fprocs, own, strlen(own)) < 0 ? errno : 0;
+		(void)!write(told[1], res, sizeof(res));
+		pause();
+		_exit(0);
+	}
+	{
+		char c = 0;
+
+		ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	}
+	ck_assert(listed(deeper, user));
+	snprintf(cg.root, sizeof(cg.root), "/sys/fs/cgroup");
+	snprintf(cg.path, sizeof(cg.path), "/lwk-check-%d/uid_65534/job_7", (int)getpid());
+	lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb);
+	ck_assert_int_eq(tb.removed, 2);
+	ck_assert_int_eq(tb.left, 0);
+	ck_assert(tb.whole);
+	ck_assert_msg(access(mine, F_OK) != 0, "%s is still there", mine);
+	ck_assert_msg(listed(step, user), "the user's process is not back in %s", step);
+	ck_assert_int_eq(stat(step, &st), 0);
+	ck_assert_int_eq(st.st_uid, 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_int_eq(read(told[0], res, sizeof(res)), (ssize_t)sizeof(res));
+	ck_assert_msg(res[0] != 0, "the CPUs were written through a file kept open");
+	ck_assert_msg(res[1] != 0, "a process was moved in through a file kept open");
+	ck_assert(listed(step, user));
+	kill(user, SIGKILL);
+	waitpid(user, NULL, 0);
+	rmdir(deeper);
+	rmdir(mine);
+	rmdir(step);
+	rmdir(job);
+	snprintf(deeper, sizeof(deeper), "%s/uid_65534", top);
+	rmdir(deeper);
+	ck_assert_msg(rmdir(top) == 0, "%s: %s", top, strerror(errno));
 }
 END_TEST
 
@@ -291,6 +445,7 @@ Suite *cgroup_kill_suite(void)
 	tcase_add_test(tc, kill_users_reaches_every_depth_and_spares_slurmstepd);
 	tcase_add_test(tc, foreign_cgroups_are_told_from_slurms);
 	tcase_add_test(tc, a_users_tree_is_taken_back);
+	tcase_add_test(tc, a_users_cgroups_are_removed_in_a_real_v1_cpuset);
 	suite_add_tcase(s, tc);
 	return s;
 }
