@@ -239,13 +239,14 @@ bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_
 }
 
 /*
- * Its processes are killed where its user can be the cause: on cgroup
- * v1, where Slurm 22.05 gives the user the step's directories (cgroups
- * made below them, or cpusets widened as fast as they are narrowed,
- * would keep CPUs that are other jobs' now), and wherever a cgroup below
- * the job's is not one Slurm makes.  Otherwise (v2, Slurm's cgroups
- * only: a step's removed meanwhile, the kernel's refusal) its next steps
- * are refused and nothing is killed.  Rounds until none of its processes
+ * Its processes are killed where its user is the cause: a cgroup below
+ * the job's that Slurm does not make (on v1, where Slurm 22.05 gives the
+ * user the step's directories, one the take-back could not remove: its
+ * cpuset widened as fast as it is narrowed keeps CPUs that are other
+ * jobs' now).  Otherwise (Slurm's cgroups only: a step's removed
+ * meanwhile, the kernel's refusal; on v1 the user has no other lever,
+ * for the files in a step's directory are root's) its next steps are
+ * refused and nothing is killed.  Rounds until none of its processes
  * is found, for it may fork or move meanwhile, until the deadline: the
  * node lock is held.  At least one round, whatever the deadline.
  */
@@ -263,7 +264,7 @@ void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *r
 	snprintf(rec->status, sizeof(rec->status), "refused");
 	snprintf(rec->why, sizeof(rec->why), "its CPUs could not be narrowed: %.200s", err);
 	if (!rec->cgroup[0] || lwk_cgroup_init(&cg, r->cgroup_root, rec->cgroup, e, sizeof(e)) ||
-	    (cg.version != LWK_CGROUP_V1 && !lwk_cgroup_foreign(&cg, deadline)))
+	    !lwk_cgroup_foreign(&cg, deadline))
 		return;
 	if (kl.deadline < lwk_cgroup_clock() + 1)
 		kl.deadline = lwk_cgroup_clock() + 1;

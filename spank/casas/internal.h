@@ -108,8 +108,9 @@ bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_
 			 double deadline, char *log, size_t loglen);
 
 /* A job whose CPUs could not be narrowed to its share (rec): its record
- * says refused and why (err), and when its user can be the cause (v1,
- * or a cgroup below its own that Slurm does not make) its processes are
+ * says refused and why (err), and when its user is the cause (a cgroup
+ * below its own that Slurm does not make, on v1 one the take-back could
+ * not remove) its processes are
  * killed but slurmstepd, which then ends the job.  The caller holds the
  * node lock and stores the record. */
 void lwk_casas_refuse(const struct lwk_node_roots *r, struct lwk_casas_record *rec,

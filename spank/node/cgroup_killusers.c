@@ -203,11 +203,14 @@ static bool slurms_place(const char *n, int level)
 	}
 }
 
+/* On v1 Slurm makes no cgroup below a step in the cpuset hierarchy (its
+ * task_N are in the memory, cpuacct and devices hierarchies). */
 static bool foreign_name(int dirfd, const char *name, int level, void *arg)
 {
+	const struct lwk_cgroup *cg = arg;
+
 	(void)dirfd;
-	(void)arg;
-	return name && !slurms_place(name, level);
+	return name && (!slurms_place(name, level) || (cg->version == LWK_CGROUP_V1 && level >= 2));
 }
 
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline)
@@ -219,7 +222,8 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline)
 		return true; /* cannot tell */
 	/* Past the bound: cannot tell.  Cut at the deadline: what was seen
 	 * (only root makes cgroups there on v2, where this decides). */
-	foreign = walk_tree(cg, w, deadline, foreign_name, NULL, NULL) || w->seen >= WALK_MAX_CGROUPS;
+	foreign = walk_tree(cg, w, deadline, foreign_name, NULL, (void *)cg) ||
+		  w->seen >= WALK_MAX_CGROUPS;
 	free(w);
 	return foreign;
 }
@@ -241,15 +245,13 @@ struct take {
 	int top; /* the job's cgroup, where processes go when a parent refuses them */
 };
 
-/* A cgroup to remove?  In the v1 cpuset hierarchy Slurm makes none
- * below a step (its task_N are in the memory, cpuacct and devices
- * hierarchies): every cgroup there, and one not named as Slurm names its
- * steps, is its user's. */
+/* A cgroup to remove: one of its user's (the take-back is v1's). */
 static void note_made(struct take *t, int dirfd, const char *name, int level)
 {
 	struct stat dir;
+	struct lwk_cgroup v1 = { .version = LWK_CGROUP_V1 };
 
-	if (!name || (level < 2 && slurms_place(name, level)) || fstat(dirfd, &dir))
+	if (!foreign_name(dirfd, name, level, &v1) || fstat(dirfd, &dir))
 		return;
 	if (t->n == t->cap) {
 		ino_t *more = realloc(t->made, sizeof(*more) * (t->cap = t->cap ? t->cap * 2 : 16));

@@ -231,6 +231,16 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	/* Gone: nothing below it. */
 	snprintf(cg.path, sizeof(cg.path), "/job_10");
 	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
+	/* On v1 Slurm makes no cpuset below a step: task_0 there is the
+	 * user's. */
+	cg.version = LWK_CGROUP_V1;
+	tree_mkdir("cg/cpuset/job_15/step_0");
+	tree_mkdir("cg/cpuset/job_15/step_batch");
+	tree_mkdir("cg/cpuset/job_16/step_0/task_0");
+	snprintf(cg.path, sizeof(cg.path), "/job_15");
+	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
+	snprintf(cg.path, sizeof(cg.path), "/job_16");
+	ck_assert(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
 	tree_remove();
 }
 END_TEST
