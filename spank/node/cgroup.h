@@ -121,6 +121,11 @@ int lwk_cgroup_set_mems_tree(const struct lwk_cgroup *cg, const struct lwk_cpuse
 int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *path,
 			 const char *proc);
 
+/* Does the text of a /proc/<pid>/cgroup file (cut up in place) place the
+ * process in the cgroup path or below it: on v2 (controller NULL) its
+ * "0::" line, on v1 the line naming the controller? */
+bool lwk_cgroup_text_places(char *text, const char *controller, const char *path);
+
 /*
  * node/cgroup_killusers.c: stopping a job that keeps CPUs it was not
  * given.  Each takes a deadline (CLOCK_MONOTONIC seconds, see

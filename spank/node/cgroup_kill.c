@@ -15,25 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Is the process whose /proc is <proc>/<pid> in the cgroup path of this
- * hierarchy, or below it?  v2: the "0::" line; v1: the line naming the
- * controller. */
-static bool pid_in_cgroup(const char *proc, long pid, const char *controller, const char *path)
+bool lwk_cgroup_text_places(char *text, const char *controller, const char *path)
 {
-	char p[600], text[4096], padded[300];
 	size_t plen = strlen(path);
-	ssize_t got;
-	int fd;
+	char padded[300];
 
-	snprintf(p, sizeof(p), "%s/%ld/cgroup", proc, pid);
-	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	got = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (got <= 0)
-		return false;
-	text[got] = '\0';
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *ctrls = strchr(l, ':'), *at = ctrls ? strchr(ctrls + 1, ':') : NULL;
 
@@ -54,6 +40,26 @@ static bool pid_in_cgroup(const char *proc, long pid, const char *controller, co
 		return !strncmp(at, path, plen) && (at[plen] == '\0' || at[plen] == '/');
 	}
 	return false;
+}
+
+/* Is the process whose /proc is <proc>/<pid> in the cgroup path of this
+ * hierarchy, or below it? */
+static bool pid_in_cgroup(const char *proc, long pid, const char *controller, const char *path)
+{
+	char p[600], text[4096];
+	ssize_t got;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%ld/cgroup", proc, pid);
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (got <= 0)
+		return false;
+	text[got] = '\0';
+	return lwk_cgroup_text_places(text, controller, path);
 }
 
 static int pidfd_of(long pid)

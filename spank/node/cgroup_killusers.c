@@ -428,25 +428,11 @@ static ssize_t read_text(struct kill *k, int dirfd, const char *file)
 }
 
 /* Does a cgroup file's text (k->text) place the thread in the job's
- * tree: its line for the cpuset hierarchy (v2: "0::") names the job's
- * cgroup or one below it? */
+ * tree? */
 static bool line_in_job(struct kill *k)
 {
-	size_t plen = strlen(k->cg->path);
-
-	for (char *save = NULL, *l = strtok_r(k->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		char ctrls[300];
-
-		if (!c2)
-			continue;
-		*c1 = *c2 = '\0';
-		snprintf(ctrls, sizeof(ctrls), ",%s,", c1 + 1);
-		if (k->cg->version == LWK_CGROUP_V2 ? strcmp(l, "0") || c1[1] : !strstr(ctrls, ",cpuset,"))
-			continue;
-		return !strncmp(c2 + 1, k->cg->path, plen) && (c2[1 + plen] == '\0' || c2[1 + plen] == '/');
-	}
-	return false;
+	return lwk_cgroup_text_places(k->text, k->cg->version == LWK_CGROUP_V2 ? NULL : "cpuset",
+				      k->cg->path);
 }
 
 /* Where the process of /proc/<pid> (pdir) is: 1 when a thread of it is
@@ -482,7 +468,7 @@ static int threads_in_job(struct kill *k, int pdir)
  * slurmstepd-wlm).  Only root runs a root process. */
 static bool slurms(struct kill *k, int pdir)
 {
-	char exe[256];
+	char exe[4096];
 	const char *base;
 	ssize_t l;
 	char *uid;
