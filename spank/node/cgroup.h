@@ -147,8 +147,9 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline);
  * in it made root's and writable by root alone, so that the user can no
  * longer make cgroups there, write its cpusets or move a process in;
  * then every cgroup the user made there (any below a step: Slurm makes
- * none in that hierarchy) is emptied into its parent and removed,
- * children first, which makes the files the user opened before fail
+ * none in that hierarchy) is removed, children first, its processes
+ * killed first (pinned, listed again, signalled through the pidfd, but
+ * slurmstepd), which makes the files the user opened before fail
  * (cgroupfs checks rights when a file is opened).  Moving a process out,
  * into a cgroup of theirs elsewhere, stays possible: it then runs on
  * that cgroup's CPUs.  Returns changed + removed.
@@ -157,20 +158,22 @@ struct lwk_take_back {
 	int changed; /* directories and files made root's */
 	int removed; /* cgroups of the user's removed */
 	int left; /* cgroups of the user's that could not be removed */
+	int killed; /* processes in them signalled */
 	bool whole; /* every cgroup was walked */
 };
-int lwk_cgroup_take_back(const struct lwk_cgroup *cg, double deadline, struct lwk_take_back *tb);
+int lwk_cgroup_take_back(const struct lwk_cgroup *cg, const char *proc, double deadline,
+			 struct lwk_take_back *tb);
 
 /*
  * lwk_cgroup_kill_users: SIGKILL every process of the job but
  * slurmstepd (root's, its executable slurmstepd*: it ends the job once
  * its tasks are gone).  On v1 the lists of the job's tree come first
- * (after the take-back they say every process in it).  Then every
- * process of <proc>, from the pid after kl->cursor on, is pinned with a
- * pidfd, then judged by its threads' cgroup lines (one thread in the
- * job's tree is enough: on v1 threads may sit apart; the user can rename
- * or move the cgroups below the step, never the job's path); another
- * user's (v1: the path's uid_N) is not read.  One whose path the kernel
+ * (after the take-back they say every process in it), for at most
+ * 0.4 s of a round.  Then every process of <proc>, from the pid after
+ * kl->cursor on, is pinned with a pidfd, then judged by its threads'
+ * cgroup lines (one thread in the job's tree is enough: on v1 threads
+ * may sit apart; the user can rename or move the cgroups below the
+ * step, never the job's path).  One whose path the kernel
  * cannot print (deeper than 4096 bytes) is looked for in the lists of
  * the job's cgroups, walked relative to each parent.  Each listed pid is
  * pinned, then listed again, then signalled through the pidfd.  Without

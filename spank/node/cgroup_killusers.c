@@ -68,11 +68,13 @@ static bool push_level(struct walk *w, int dirfd)
 		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (l.n == cap) {
-			char(*more)[256] = realloc(l.names, sizeof(*more) * (size_t)(cap = cap ? cap * 2 : 16));
+			int want = cap ? cap * 2 : 16;
+			char(*more)[256] = realloc(l.names, sizeof(*more) * (size_t)want);
 
 			if (!more)
 				break;
 			l.names = more;
+			cap = want;
 		}
 		snprintf(l.names[l.n++], 256, "%s", e->d_name);
 	}
@@ -80,13 +82,15 @@ static bool push_level(struct walk *w, int dirfd)
 		w->whole = false; /* past the bound, or out of memory */
 	closedir(d);
 	if (w->depth == w->cap) {
-		struct level *more = realloc(w->lv, sizeof(*more) * (size_t)(w->cap = w->cap ? w->cap * 2 : 16));
+		int want = w->cap ? w->cap * 2 : 16;
+		struct level *more = realloc(w->lv, sizeof(*more) * (size_t)want);
 
 		if (!more) {
 			free(l.names);
 			return false;
 		}
 		w->lv = more;
+		w->cap = want;
 	}
 	w->lv[w->depth++] = l;
 	return true;
@@ -130,7 +134,9 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w, double deadli
 				w->whole = false; /* removed meanwhile: its place is lost */
 				break;
 			}
-			if (w->leave) {
+			if (w->leave && w->deadline && lwk_cgroup_clock() > w->deadline) {
+				w->whole = false;
+			} else if (w->leave) {
 				l = &w->lv[w->depth - 1]; /* the parent's: its last name is the one left */
 				w->leave(cur, l->names[l->next - 1], w->depth, arg);
 			}
@@ -237,12 +243,16 @@ static bool writable_by_others(const struct stat *st)
 	return st->st_uid || st->st_gid || (st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+struct kill;
+static bool deep_here(int dirfd, const char *name, int level, void *arg);
+
 struct take {
 	struct lwk_take_back *tb;
 	/* The cgroups its user made, by inode. */
 	ino_t *made;
 	size_t n, cap;
-	int top; /* the job's cgroup, where processes go when a parent refuses them */
+	struct kill *k; /* for the processes in them */
+	double deadline;
 };
 
 /* A cgroup to remove: one of its user's (the take-back is v1's). */
@@ -254,13 +264,13 @@ static void note_made(struct take *t, int dirfd, const char *name, int level)
 	if (!foreign_name(dirfd, name, level, &v1) || fstat(dirfd, &dir))
 		return;
 	if (t->n == t->cap) {
-		ino_t *more = realloc(t->made, sizeof(*more) * (t->cap = t->cap ? t->cap * 2 : 16));
+		size_t want = t->cap ? t->cap * 2 : 16;
+		ino_t *more = realloc(t->made, sizeof(*more) * want);
 
-		if (!more) {
-			t->tb->whole = false;
-			return;
-		}
+		if (!more)
+			return; /* not removed: the narrowing fails, the refusal kills */
 		t->made = more;
+		t->cap = want;
 	}
 	t->made[t->n++] = dir.st_ino;
 }
@@ -310,78 +320,70 @@ static int by_ino(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static long read_pids(int dirfd, long **pids);
-
-/* Every process of the cgroup <parentfd>/<name> moved to its parent, or
- * where the parent refuses it (a cpuset of the user's with no CPUs) to
- * the job's cgroup. */
-static void move_up(struct take *t, int parentfd, const char *name)
-{
-	int from = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int to = openat(parentfd, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	int top = openat(t->top, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	long *pids = NULL, n = from >= 0 ? read_pids(from, &pids) : -1;
-
-	for (long i = 0; i < n; i++) {
-		char text[24];
-		int len = snprintf(text, sizeof(text), "%ld", pids[i]);
-
-		if ((to < 0 || write(to, text, (size_t)len) != len) && top >= 0)
-			(void)!write(top, text, (size_t)len);
-	}
-	free(pids);
-	if (from >= 0)
-		close(from);
-	if (to >= 0)
-		close(to);
-	if (top >= 0)
-		close(top);
-}
-
-/* A cgroup noted (children first): its processes moved up, then it is
- * removed, which makes the files its user holds open fail (ENODEV);
- * tried again while a process is moved back in through one. */
+/*
+ * A cgroup noted (children first): its processes killed (each pinned,
+ * then listed again, as the kill does; moving them instead would write
+ * pid numbers, which a user who reaps their own processes can hand to
+ * another process meanwhile), then it is removed, which makes the
+ * files its user holds open fail (ENODEV); again while they exit or a
+ * process is moved back in through such a file, until the deadline.
+ */
 static void remove_here(int parentfd, const char *name, int level, void *arg)
 {
+	struct timespec ms10 = { 0, 10 * 1000 * 1000 };
 	struct take *t = arg;
 	struct stat st;
 
-	(void)level;
 	if (fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
 	    !bsearch(&st.st_ino, t->made, t->n, sizeof(*t->made), by_ino))
 		return;
-	for (int i = 0; i < 8; i++) {
-		move_up(t, parentfd, name);
+	for (;;) {
+		int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd >= 0) {
+			deep_here(fd, name, level, t->k);
+			close(fd);
+		}
 		if (!unlinkat(parentfd, name, AT_REMOVEDIR) || errno == ENOENT) {
 			t->tb->removed++;
 			return;
 		}
-		if (errno != EBUSY)
+		if (errno != EBUSY || lwk_cgroup_clock() > t->deadline)
 			break;
+		nanosleep(&ms10, NULL);
 	}
 	t->tb->left++;
 }
 
-int lwk_cgroup_take_back(const struct lwk_cgroup *cg, double deadline, struct lwk_take_back *tb)
+static struct kill *kill_open(const struct lwk_cgroup *cg, const char *proc, double deadline);
+static int kill_close(struct kill *k);
+
+int lwk_cgroup_take_back(const struct lwk_cgroup *cg, const char *proc, double deadline,
+			 struct lwk_take_back *tb)
 {
-	struct take t = { .tb = tb };
-	char dir[1100];
+	struct take t = { .tb = tb, .deadline = deadline };
 	struct walk w;
 
 	*tb = (struct lwk_take_back){ .whole = false };
+	if (!cg->path[0] || !cg->path[1]) /* never the whole hierarchy */
+		return 0;
 	/* Again while a cgroup was renamed under the walk. */
 	for (int pass = 0; pass < 3 && !tb->whole && lwk_cgroup_clock() < deadline; pass++) {
 		walk_tree(cg, &w, deadline, take_here, NULL, &t);
 		tb->whole = w.whole;
 	}
 	if (t.n) {
+		struct kill *k = kill_open(cg, proc, deadline);
+
 		qsort(t.made, t.n, sizeof(*t.made), by_ino);
-		lwk_cgroup_dir(cg, "cpuset", dir, sizeof(dir));
-		t.top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		walk_tree(cg, &w, deadline, NULL, remove_here, &t);
-		tb->whole = tb->whole && w.whole;
-		if (t.top >= 0)
-			close(t.top);
+		if (k) {
+			t.k = k;
+			walk_tree(cg, &w, deadline, NULL, remove_here, &t);
+			tb->whole = tb->whole && w.whole;
+			tb->killed = kill_close(k);
+		} else {
+			tb->left = (int)t.n;
+		}
 	}
 	free(t.made);
 	return tb->changed + tb->removed;
@@ -395,7 +397,6 @@ struct kill {
 	const struct lwk_cgroup *cg;
 	int procfd; /* <proc> */
 	double deadline; /* CLOCK_MONOTONIC seconds: the node lock is held */
-	long uid; /* the job's user (v1: its uid_N), or -1 */
 	long *hit, nhit, caphit; /* signalled from the lists, sorted before the scan */
 	char *text; /* a heap buffer of TEXT bytes */
 	int signalled, found;
@@ -501,7 +502,6 @@ static void judge(struct kill *k, int procfd, const char *name)
 {
 	long pid = strtol(name, NULL, 10);
 	int pidfd = -1, pdir, where;
-	struct stat st;
 
 	errno = ENOSYS;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
@@ -513,14 +513,6 @@ static void judge(struct kill *k, int procfd, const char *name)
 		return;
 	}
 	pdir = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	/* Another user's is never in the job: only root moves a process of
-	 * theirs, and a process a user cannot trace shows as root's.  Its
-	 * threads are not read. */
-	if (pdir >= 0 && k->uid >= 0 && !fstat(pdir, &st) && st.st_uid && st.st_uid != (uid_t)k->uid) {
-		close(pdir);
-		close(pidfd);
-		return;
-	}
 	where = pdir >= 0 ? threads_in_job(k, pdir) : 0;
 	if (where == -1)
 		k->deep = true;
@@ -609,12 +601,13 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 		if (pdir >= 0 && !slurms(k, pdir)) {
 			signal_pinned(k, fds[i]);
 			if (k->nhit == k->caphit) {
-				long *more = realloc(k->hit, sizeof(*more) * (size_t)(k->caphit = k->caphit ? k->caphit * 2 : 64));
+				long want = k->caphit ? k->caphit * 2 : 64;
+				long *more = realloc(k->hit, sizeof(*more) * (size_t)want);
 
-				if (more)
+				if (more) {
 					k->hit = more;
-				else
-					k->caphit = k->nhit;
+					k->caphit = want;
+				}
 			}
 			if (k->nhit < k->caphit)
 				k->hit[k->nhit++] = before[i];
@@ -630,23 +623,6 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 	free(fds);
 	free(before);
 	return lwk_cgroup_clock() > k->deadline; /* then the walk stops, unsure */
-}
-
-/* The job's user from its v1 path (/slurm/uid_N/job_M), or -1. */
-static long path_uid(const struct lwk_cgroup *cg)
-{
-	const char *u = cg->version == LWK_CGROUP_V1 ? strstr(cg->path, "/uid_") : NULL;
-	char part[32];
-	size_t len;
-
-	if (!u)
-		return -1;
-	len = strcspn(u + 1, "/");
-	if (len >= sizeof(part))
-		return -1;
-	memcpy(part, u + 1, len);
-	part[len] = '\0';
-	return lwk_cgroup_numbered(part, "uid_") ? strtol(part + 4, NULL, 10) : -1;
 }
 
 /* The pids of <proc>, sorted; their count, or -1. */
@@ -685,33 +661,66 @@ static long proc_pids(int procfd, long **pids)
 	return n;
 }
 
+static struct kill *kill_open(const struct lwk_cgroup *cg, const char *proc, double deadline)
+{
+	struct kill *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	*k = (struct kill){ .cg = cg, .deadline = deadline, .whole = true, .text = malloc(TEXT) };
+	k->procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!k->text || k->procfd < 0) {
+		if (k->procfd >= 0)
+			close(k->procfd);
+		free(k->text);
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* Frees k; how many it signalled. */
+static int kill_close(struct kill *k)
+{
+	int signalled = k->signalled;
+
+	close(k->procfd);
+	free(k->text);
+	free(k->hit);
+	free(k);
+	return signalled;
+}
+
 int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, struct lwk_kill *kl)
 {
-	struct kill k = { .cg = cg, .deadline = lwk_cgroup_clock() + 1, .whole = true, .uid = path_uid(cg) };
-	long *pids = NULL, n = 0, start = 0;
+	double t0 = lwk_cgroup_clock(), round = kl->deadline < t0 + 1 ? kl->deadline : t0 + 1;
+	struct kill *k;
+	long *pids = NULL, n, start = 0;
+	int found;
 	struct walk w;
 
 	kl->whole = false;
 	if (!cg->path[0] || !cg->path[1]) /* never the whole hierarchy */
 		return 0;
-	if (kl->deadline < k.deadline)
-		k.deadline = kl->deadline;
-	k.text = malloc(TEXT);
-	k.procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!k.text || k.procfd < 0 || (n = proc_pids(k.procfd, &pids)) < 0) {
-		if (k.procfd >= 0)
-			close(k.procfd);
-		free(k.text);
+	if (!(k = kill_open(cg, proc, round)))
+		return 0;
+	if ((n = proc_pids(k->procfd, &pids)) < 0) {
+		kill_close(k);
 		return 0;
 	}
 	/* On v1, once the tree is taken back, its lists say every process
 	 * in it (a thread in a cgroup lists its process there): read first,
-	 * whatever the rest of the node holds. */
-	if (cg->version == LWK_CGROUP_V1 && (walk_tree(cg, &w, k.deadline, deep_here, NULL, &k) ||
-					     !w.whole))
-		k.whole = false;
-	if (k.nhit)
-		qsort(k.hit, (size_t)k.nhit, sizeof(*k.hit), by_pid);
+	 * for at most 0.4 s of the round, whatever the rest of the node
+	 * holds; the scan below finds the processes of a tree too big for
+	 * that. */
+	if (cg->version == LWK_CGROUP_V1) {
+		k->deadline = t0 + 0.4 < round ? t0 + 0.4 : round;
+		if (walk_tree(cg, &w, k->deadline, deep_here, NULL, k) || !w.whole)
+			k->whole = false;
+		k->deadline = round;
+	}
+	if (k->nhit)
+		qsort(k->hit, (size_t)k->nhit, sizeof(*k->hit), by_pid);
 	/* Every process of the node, from where the last round stopped:
 	 * the user can rename or move the cgroups below the step, never the
 	 * job's path above them.  Cut at the deadline (then unsure). */
@@ -721,24 +730,22 @@ int lwk_cgroup_kill_users(const struct lwk_cgroup *cg, const char *proc, struct 
 		long pid = pids[(start + i) % n];
 		char name[24];
 
-		if (lwk_cgroup_clock() > k.deadline) {
-			k.whole = false;
+		if (lwk_cgroup_clock() > k->deadline) {
+			k->whole = false;
 			break;
 		}
 		snprintf(name, sizeof(name), "%ld", pid);
-		if (!k.nhit || !bsearch(&pid, k.hit, (size_t)k.nhit, sizeof(*k.hit), by_pid))
-			judge(&k, k.procfd, name);
+		if (!k->nhit || !bsearch(&pid, k->hit, (size_t)k->nhit, sizeof(*k->hit), by_pid))
+			judge(k, k->procfd, name);
 		kl->cursor = pid;
 	}
 	free(pids);
-	if (k.deep && cg->version != LWK_CGROUP_V1) {
-		if (walk_tree(cg, &w, k.deadline, deep_here, NULL, &k) || !w.whole)
-			k.whole = false;
+	if (k->deep && cg->version != LWK_CGROUP_V1) {
+		if (walk_tree(cg, &w, k->deadline, deep_here, NULL, k) || !w.whole)
+			k->whole = false;
 	}
-	close(k.procfd);
-	free(k.text);
-	free(k.hit);
-	kl->whole = k.whole;
-	kl->signalled += k.signalled;
-	return k.found;
+	kl->whole = k->whole;
+	found = k->found;
+	kl->signalled += kill_close(k);
+	return found;
 }

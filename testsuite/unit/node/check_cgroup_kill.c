@@ -282,7 +282,7 @@ START_TEST(a_users_tree_is_taken_back)
 	ck_assert_int_eq(symlink(outside, p), 0);
 	snprintf(cg.root, sizeof(cg.root), "%s/cg", tree_root);
 	snprintf(cg.path, sizeof(cg.path), "/slurm/uid_1000/job_7");
-	ck_assert_int_eq(lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb), 5);
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, "/proc", lwk_cgroup_clock() + 30, &tb), 5);
 	ck_assert(tb.whole);
 	ck_assert_int_eq(tb.changed, 5);
 	/* mine is the user's (Slurm makes no cpuset below a step); a plain
@@ -301,7 +301,7 @@ START_TEST(a_users_tree_is_taken_back)
 	ck_assert_int_eq(stat(outside, &st), 0);
 	ck_assert_int_eq(st.st_uid, 1000);
 	/* Nothing left to take. */
-	ck_assert_int_eq(lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb), 0);
+	ck_assert_int_eq(lwk_cgroup_take_back(&cg, "/proc", lwk_cgroup_clock() + 30, &tb), 0);
 	tree_remove();
 }
 END_TEST
@@ -346,17 +346,18 @@ static bool listed(const char *dir, pid_t pid)
 
 /* On a real cgroup v1 cpuset, laid out as Slurm 22.05 lays out a job
  * (the step's directory its user's): the user makes two cgroups below
- * the step, moves a process in and keeps their cpuset.cpus and
- * cgroup.procs open.  The take-back removes both, the process goes back
- * to the step, and the files the user kept open fail from then on. */
+ * the step, moves a process of theirs into the deeper and keeps their
+ * cpuset.cpus and cgroup.procs open.  The take-back kills that process
+ * and removes both cgroups, and the files the user kept open fail from
+ * then on; the user's process outside them lives on. */
 START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 {
 	char top[200], job[300], step[400], mine[500], deeper[600], cpus[64] = "", mems[64] = "";
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
 	struct lwk_take_back tb;
-	int ready[2], go[2], told[2], res[2] = { -1, -1 };
+	int ready[2], go[2], told[2], res[3] = { -1, -1, -1 };
 	struct stat st;
-	pid_t user;
+	pid_t user, inside = 0;
 	FILE *f;
 
 	if (geteuid() != 0 || lwk_cgroup_detect("/sys/fs/cgroup") != LWK_CGROUP_V1 ||
@@ -389,7 +390,8 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	ck_assert(user >= 0);
 	if (user == 0) {
 		char procs[700], own[24], c;
-		int fcpus, fprocs;
+		int fcpus, fprocs, status = 0;
+		pid_t inside;
 
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 			_exit(1);
@@ -399,40 +401,46 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 		fcpus = open(procs, O_WRONLY | O_CLOEXEC);
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", mine);
 		fprocs = open(procs, O_WRONLY | O_CLOEXEC);
-		snprintf(own, sizeof(own), "%d", (int)getpid());
-		if (fcpus < 0 || fprocs < 0 || put(deeper, "cgroup.procs", own))
+		if (fcpus < 0 || fprocs < 0)
 			_exit(2);
-		(void)!write(ready[1], "r", 1);
+		if ((inside = fork()) == 0) {
+			pause();
+			_exit(0);
+		}
+		snprintf(own, sizeof(own), "%d", (int)inside);
+		if (put(deeper, "cgroup.procs", own))
+			_exit(2);
+		(void)!write(ready[1], &inside, sizeof(inside));
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
 		/* Through the files opened before: the CPUs, then itself in. */
 		res[0] = write(fcpus, cpus, strlen(cpus)) < 0 ? errno : 0;
+		snprintf(own, sizeof(own), "%d", (int)getpid());
 		res[1] = write(fprocs, own, strlen(own)) < 0 ? errno : 0;
+		res[2] = waitpid(inside, &status, WNOHANG) == inside && WIFSIGNALED(status) &&
+			 WTERMSIG(status) == SIGKILL;
 		(void)!write(told[1], res, sizeof(res));
 		pause();
 		_exit(0);
 	}
-	{
-		char c = 0;
-
-		ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	}
-	ck_assert(listed(deeper, user));
+	ck_assert_int_eq(read(ready[0], &inside, sizeof(inside)), (ssize_t)sizeof(inside));
+	ck_assert(listed(deeper, inside));
 	snprintf(cg.root, sizeof(cg.root), "/sys/fs/cgroup");
 	snprintf(cg.path, sizeof(cg.path), "/lwk-check-%d/uid_65534/job_7", (int)getpid());
-	lwk_cgroup_take_back(&cg, lwk_cgroup_clock() + 30, &tb);
+	lwk_cgroup_take_back(&cg, "/proc", lwk_cgroup_clock() + 30, &tb);
 	ck_assert_int_eq(tb.removed, 2);
 	ck_assert_int_eq(tb.left, 0);
+	ck_assert_int_eq(tb.killed, 1);
 	ck_assert(tb.whole);
 	ck_assert_msg(access(mine, F_OK) != 0, "%s is still there", mine);
-	ck_assert_msg(listed(step, user), "the user's process is not back in %s", step);
 	ck_assert_int_eq(stat(step, &st), 0);
 	ck_assert_int_eq(st.st_uid, 0);
 	ck_assert_int_eq(write(go[1], "g", 1), 1);
 	ck_assert_int_eq(read(told[0], res, sizeof(res)), (ssize_t)sizeof(res));
 	ck_assert_msg(res[0] != 0, "the CPUs were written through a file kept open");
 	ck_assert_msg(res[1] != 0, "a process was moved in through a file kept open");
-	ck_assert(listed(step, user));
+	ck_assert_msg(res[2] == 1, "the process in the user's cgroup was not killed");
+	ck_assert_int_eq(kill(user, 0), 0);
 	kill(user, SIGKILL);
 	waitpid(user, NULL, 0);
 	rmdir(deeper);
