@@ -389,6 +389,68 @@ test_a_job_that_cannot_be_narrowed_is_stopped() {
 	all_nodes_usable
 }
 
+# On cgroup v1 Slurm 22.05 gives a job's user its step's cgroup
+# directory.  A user who makes cgroups below it, too deep for the
+# narrowing to write, moves a process into the deepest and keeps its
+# cgroup.procs open loses them: that process is killed, the cgroups are
+# removed, the file kept open fails from then on, and the job is
+# narrowed to its share all the same and runs on.
+test_a_users_cgroups_below_its_step_are_removed_and_the_job_narrowed() {
+	local node a b an out go cpus
+	need_split
+	node=$(casas_node)
+	on_node "$node" test -d /sys/fs/cgroup/cpuset ||
+		skip "cgroup v1 only: Slurm gives users no cgroup directory on v2 (the bookworm guests booted with --cgroup v1 run it)"
+	cpus=$(node_cpus "$node")
+	an=$(unique_name usercg)
+	# Written by the job's user (nobody).
+	mkdir -m 1777 "$LWK_WORK/$an"
+	out=$LWK_WORK/$an/out go=$LWK_WORK/$an/go make=$LWK_WORK/$an/make
+	# As the user: busy on every CPU; once placed, four cgroups of
+	# 200-character names below the batch step, a sleep moved into the
+	# deepest, its cgroup.procs kept open on fd 7.
+	a=$(cd /tmp && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -p cosched -w "$node" \
+		-n "$cpus" -J "$an" -o "$out" --contention-aware=event=task-clock,probe=100ms \
+		--wrap "i=0 busy=; while [ \$i -lt $cpus ]; do nice -n 19 sh -c 'while :; do :; done' & busy=\"\$busy \$!\"; i=\$((i + 1)); done
+			while [ ! -e $make ]; do sleep 1; done
+			d=/sys/fs/cgroup/cpuset\$(sed -n 's/^[0-9]*:cpuset://p' /proc/self/cgroup)
+			n=\$(printf %0200d 0)
+			for i in 1 2 3 4; do
+				d=\$d/\$n\$i
+				mkdir \$d && cat \$d/../cpuset.cpus >\$d/cpuset.cpus && cat \$d/../cpuset.mems >\$d/cpuset.mems || echo cannot make \$d
+			done
+			sleep 100000 & inside=\$!
+			echo \$inside >\$d/cgroup.procs && exec 7>\$d/cgroup.procs && echo moved in
+			while [ ! -e $go ]; do sleep 1; done
+			if kill -0 \$inside 2>/dev/null; then echo the process inside lives; fi
+			if echo \$\$ >&7; then echo moved in again; else echo the kept file fails; fi
+			echo still running; kill \$busy") || fail "sbatch as nobody failed"
+	defer scancel "$a"
+	wait_status "$node" placed "$a"
+	[ "$(count "$(rec_field "$a" dies)")" -ge 2 ] ||
+		skip "job $a alone did not scale past one die ($(rec_field "$a" ips)): nothing for the next job to narrow"
+	touch "$make"
+	await_on "$LWK_HERE" "$(wait_bound)" line "$out" '(moved in|cannot make.*)' || true
+	assert_grep '^moved in' "$out" "job $a's output"
+	b=$(submit "$(unique_name narrowing)" 1 0 event=task-clock,probe=100ms) || fail "sbatch failed"
+	defer scancel "$b"
+	wait_status "$node" placed "$a" "$b"
+	assert_cgroup_cpus "$node" "$a" "$b"
+	assert_grep "job $a: its CPUs could not be narrowed: its cgroups taken back from its user \\([0-9]+ made root's, 4 of its own removed, 1 processes in them killed\\)" \
+		"$(slurmd_log "$node")" "$node's slurmd log"
+	assert_no_grep "job $a: .*its processes killed" "$(slurmd_log "$node")" "$node's slurmd log"
+	touch "$go"
+	wait_job "$a"
+	[ "$job_state" = COMPLETED ] ||
+		fail "job $a ended $job_state, not COMPLETED; its output: $(head -c 2000 "$out")$(job_story "$a" "$node")"
+	assert_no_grep '^the process inside lives' "$out" "job $a's output"
+	assert_grep '^the kept file fails' "$out" "job $a's output"
+	assert_grep '^still running' "$out" "job $a's output"
+	scancel "$b"
+	wait_job "$b"
+	all_nodes_usable
+}
+
 test_without_counters_the_split_is_equal() {
 	local node a counters
 	need_cosched
