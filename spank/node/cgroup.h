@@ -135,9 +135,12 @@ bool lwk_cgroup_text_places(char *text, const char *controller, const char *path
  * depth, up to 65536) one Slurm does not make: a name or a place other
  * than Slurm's (step_N, step_N+M of a heterogeneous job, step_batch,
  * step_extern, step_interactive; then slurm, user or task_N; then task_N
- * below user; nothing deeper)?  Only the job's user can have made it (on
- * cgroup v1 Slurm 22.05 gives them the step's directories).  Cut at the
- * deadline: what was seen.
+ * below user; nothing deeper)?  On v1, where Slurm gives the job's user
+ * the step's directories: one its user made (its files theirs, a
+ * take-back's mark, or a name Slurm does not use there: steps, then
+ * tasks from 24.11.3 on, nothing deeper).  It looks half a second at
+ * least; cut at the deadline, v2 says what was seen, v1 "cannot tell"
+ * (true).
  */
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline);
 
@@ -146,8 +149,9 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline);
  * step's directories): every cgroup of cg's cpuset tree and every file
  * in it made root's and writable by root alone, so that the user can no
  * longer make cgroups there, write its cpusets or move a process in;
- * then every cgroup the user made there (any below a step: Slurm makes
- * none in that hierarchy) is removed, children first, its processes
+ * then every cgroup the user made there (as lwk_cgroup_foreign tells
+ * it, before its files are root's; marked root's 0700 for the next
+ * time) is removed, children first, its processes
  * killed first (pinned, listed again, signalled through the pidfd, but
  * slurmstepd), which makes the files the user opened before fail
  * (cgroupfs checks rights when a file is opened).  Moving a process out,

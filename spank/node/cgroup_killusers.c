@@ -209,27 +209,60 @@ static bool slurms_place(const char *n, int level)
 	}
 }
 
-/* On v1 Slurm makes no cgroup below a step in the cpuset hierarchy (its
- * task_N are in the memory, cpuacct and devices hierarchies). */
+/* The mode the take-back leaves on a cgroup its user made (root's,
+ * 0700): Slurm makes its own 0755, so that a later take-back still
+ * knows it once its files are root's. */
+#define USERS_MARK 0700
+
+/*
+ * On v1, is the cgroup dirfd (name, at level below the job's; fd -1:
+ * gone, judged by its name) one its user made?  Its files are the
+ * user's (the kernel gives a new cgroup's files to its maker, and Slurm
+ * makes its own as root, the directory alone given to the user), it has
+ * an earlier take-back's mark, or Slurm uses no such name there in the
+ * cpuset hierarchy: its steps, and below a step its tasks (from 24.11.3
+ * on, cpusets per task), nothing deeper.
+ */
+static bool users_v1(int dirfd, const char *name, int level)
+{
+	struct stat dir, procs;
+
+	if (!name)
+		return false;
+	if (level > 2 || !slurms_place(name, level) || !strcmp(name, "user") || !strcmp(name, "slurm"))
+		return true;
+	if (dirfd < 0)
+		return false;
+	if (!fstat(dirfd, &dir) && !dir.st_uid && (dir.st_mode & 07777) == USERS_MARK)
+		return true;
+	return !fstatat(dirfd, "cgroup.procs", &procs, AT_SYMLINK_NOFOLLOW) && procs.st_uid;
+}
+
 static bool foreign_name(int dirfd, const char *name, int level, void *arg)
 {
 	const struct lwk_cgroup *cg = arg;
 
-	(void)dirfd;
-	return name && (!slurms_place(name, level) || (cg->version == LWK_CGROUP_V1 && level >= 2));
+	if (cg->version == LWK_CGROUP_V1)
+		return users_v1(dirfd, name, level);
+	return name && !slurms_place(name, level);
 }
 
 bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline)
 {
 	struct walk *w = malloc(sizeof(*w));
+	double least = lwk_cgroup_clock() + 0.5;
 	bool foreign;
 
 	if (!w)
 		return true; /* cannot tell */
-	/* Past the bound: cannot tell.  Cut at the deadline: what was seen
-	 * (only root makes cgroups there on v2, where this decides). */
+	/* A look of half a second at least, whatever the deadline. */
+	if (deadline < least)
+		deadline = least;
+	/* Past the bound: cannot tell.  Cut at the deadline: on v2 what was
+	 * seen (only root makes cgroups there), on v1 cannot tell. */
 	foreign = walk_tree(cg, w, deadline, foreign_name, NULL, (void *)cg) ||
-		  w->seen >= WALK_MAX_CGROUPS;
+		  w->seen >= WALK_MAX_CGROUPS ||
+		  (cg->version == LWK_CGROUP_V1 && lwk_cgroup_clock() > deadline);
 	free(w);
 	return foreign;
 }
@@ -255,24 +288,25 @@ struct take {
 	double deadline;
 };
 
-/* A cgroup to remove: one of its user's (the take-back is v1's). */
-static void note_made(struct take *t, int dirfd, const char *name, int level)
+/* A cgroup to remove: one of its user's (the take-back is v1's), noted
+ * before its files are made root's.  true when it is. */
+static bool note_made(struct take *t, int dirfd, const char *name, int level)
 {
 	struct stat dir;
-	struct lwk_cgroup v1 = { .version = LWK_CGROUP_V1 };
 
-	if (!foreign_name(dirfd, name, level, &v1) || fstat(dirfd, &dir))
-		return;
+	if (!users_v1(dirfd, name, level) || fstat(dirfd, &dir))
+		return false;
 	if (t->n == t->cap) {
 		size_t want = t->cap ? t->cap * 2 : 16;
 		ino_t *more = realloc(t->made, sizeof(*more) * want);
 
 		if (!more)
-			return; /* not removed: the narrowing fails, the refusal kills */
+			return true; /* not removed: the narrowing fails, the refusal kills */
 		t->made = more;
 		t->cap = want;
 	}
 	t->made[t->n++] = dir.st_ino;
+	return true;
 }
 
 /* The cgroup dirfd and every file in it made root's, writable by root
@@ -290,10 +324,14 @@ static bool take_here(int dirfd, const char *name, int level, void *arg)
 
 	if (dirfd < 0 || fstat(dirfd, &st))
 		return false;
-	note_made(t, dirfd, name, level);
-	if (writable_by_others(&st) && !fchown(dirfd, 0, 0) &&
-	    !fchmod(dirfd, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH)))
+	if (note_made(t, dirfd, name, level)) {
+		if ((st.st_uid || st.st_gid || (st.st_mode & 07777) != USERS_MARK) && !fchown(dirfd, 0, 0) &&
+		    !fchmod(dirfd, USERS_MARK))
+			t->tb->changed++;
+	} else if (writable_by_others(&st) && !fchown(dirfd, 0, 0) &&
+		   !fchmod(dirfd, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH))) {
 		t->tb->changed++;
+	}
 	dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
@@ -374,8 +412,13 @@ int lwk_cgroup_take_back(const struct lwk_cgroup *cg, const char *proc, double d
 	}
 	if (t.n) {
 		struct kill *k = kill_open(cg, proc, deadline);
+		size_t u = 1;
 
 		qsort(t.made, t.n, sizeof(*t.made), by_ino);
+		for (size_t i = 1; i < t.n; i++) /* noted again by a later pass */
+			if (t.made[i] != t.made[u - 1])
+				t.made[u++] = t.made[i];
+		t.n = u;
 		if (k) {
 			t.k = k;
 			walk_tree(cg, &w, deadline, NULL, remove_here, &t);

@@ -231,16 +231,37 @@ START_TEST(foreign_cgroups_are_told_from_slurms)
 	/* Gone: nothing below it. */
 	snprintf(cg.path, sizeof(cg.path), "/job_10");
 	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
-	/* On v1 Slurm makes no cpuset below a step: task_0 there is the
-	 * user's. */
+	/* v1: Slurm's steps, and below them its tasks (24.11.3 and later:
+	 * root's files); any other name, anything deeper, a task_N whose
+	 * files are the user's (they made it) or one a take-back marked is
+	 * the user's. */
 	cg.version = LWK_CGROUP_V1;
-	tree_mkdir("cg/cpuset/job_15/step_0");
+	tree_mkdir("cg/cpuset/job_15/step_0/task_0");
+	tree_put("cg/cpuset/job_15/step_0/task_0/cgroup.procs", "");
 	tree_mkdir("cg/cpuset/job_15/step_batch");
-	tree_mkdir("cg/cpuset/job_16/step_0/task_0");
+	tree_mkdir("cg/cpuset/job_16/step_0/mine");
+	tree_mkdir("cg/cpuset/job_17/step_0/task_0/deeper");
+	tree_mkdir("cg/cpuset/job_18/step_0/task_1");
+	tree_put("cg/cpuset/job_18/step_0/task_1/cgroup.procs", "");
+	tree_mkdir("cg/cpuset/job_19/step_0/task_2");
+	tree_mkdir("cg/cpuset/job_20/step_0/user");
+	{
+		char p[600];
+
+		snprintf(p, sizeof(p), "%s/cg/cpuset/job_18/step_0/task_1/cgroup.procs", tree_root);
+		ck_assert_int_eq(chown(p, 1000, 1000), 0);
+		snprintf(p, sizeof(p), "%s/cg/cpuset/job_19/step_0/task_2", tree_root);
+		ck_assert_int_eq(chmod(p, 0700), 0);
+	}
 	snprintf(cg.path, sizeof(cg.path), "/job_15");
 	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
-	snprintf(cg.path, sizeof(cg.path), "/job_16");
-	ck_assert(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30));
+	for (int j = 16; j <= 20; j++) {
+		snprintf(cg.path, sizeof(cg.path), "/job_%d", j);
+		ck_assert_msg(lwk_cgroup_foreign(&cg, lwk_cgroup_clock() + 30), "v1 job_%d", j);
+	}
+	/* A deadline gone before the look: half a second all the same. */
+	snprintf(cg.path, sizeof(cg.path), "/job_15");
+	ck_assert(!lwk_cgroup_foreign(&cg, lwk_cgroup_clock() - 10));
 	tree_remove();
 }
 END_TEST
@@ -344,15 +365,18 @@ static bool listed(const char *dir, pid_t pid)
 	return found;
 }
 
-/* On a real cgroup v1 cpuset, laid out as Slurm 22.05 lays out a job
- * (the step's directory its user's): the user makes two cgroups below
- * the step, moves a process of theirs into the deeper and keeps their
- * cpuset.cpus and cgroup.procs open.  The take-back kills that process
- * and removes both cgroups, and the files the user kept open fail from
- * then on; the user's process outside them lives on. */
+/* On a real cgroup v1 cpuset, laid out as Slurm lays out a job (the
+ * step's directory its user's; a task's cpuset below it, as 24.11.3 and
+ * later make): the user makes two cgroups below the step and a third
+ * named as Slurm names a task's, moves a process of theirs into the
+ * deeper and keeps their cpuset.cpus and cgroup.procs open.  The
+ * take-back kills that process and removes the three, never Slurm's,
+ * and the files the user kept open fail from then on; the user's
+ * process outside them lives on. */
 START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 {
-	char top[200], job[300], step[400], mine[500], deeper[600], cpus[64] = "", mems[64] = "";
+	char top[200], job[300], step[400], mine[500], deeper[600], task[500], slurms[500];
+	char cpus[64] = "", mems[64] = "";
 	struct lwk_cgroup cg = { .version = LWK_CGROUP_V1 };
 	struct lwk_take_back tb;
 	int ready[2], go[2], told[2], res[3] = { -1, -1, -1 };
@@ -378,12 +402,17 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	snprintf(step, sizeof(step), "%s/step_0", job);
 	snprintf(mine, sizeof(mine), "%s/mine", step);
 	snprintf(deeper, sizeof(deeper), "%s/deeper", mine);
+	snprintf(task, sizeof(task), "%s/task_9", step);
+	snprintf(slurms, sizeof(slurms), "%s/task_0", step);
 	cpuset_at(top, cpus, mems);
 	snprintf(deeper, sizeof(deeper), "%s/uid_65534", top);
 	cpuset_at(deeper, cpus, mems);
 	cpuset_at(job, cpus, mems);
 	cpuset_at(step, cpus, mems);
 	ck_assert_int_eq(chown(step, 65534, 65534), 0); /* as Slurm 22.05 does */
+	/* A task's cpuset as Slurm 24.11.3 and later make it. */
+	cpuset_at(slurms, cpus, mems);
+	ck_assert_int_eq(chown(slurms, 65534, 65534), 0);
 	snprintf(deeper, sizeof(deeper), "%s/deeper", mine);
 	ck_assert(!pipe(ready) && !pipe(go) && !pipe(told));
 	user = fork();
@@ -397,6 +426,7 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 			_exit(1);
 		cpuset_at(mine, cpus, mems);
 		cpuset_at(deeper, cpus, mems);
+		cpuset_at(task, cpus, mems); /* named as Slurm 24.11.3 names its own */
 		snprintf(procs, sizeof(procs), "%s/cpuset.cpus", mine);
 		fcpus = open(procs, O_WRONLY | O_CLOEXEC);
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", mine);
@@ -428,11 +458,13 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	snprintf(cg.root, sizeof(cg.root), "/sys/fs/cgroup");
 	snprintf(cg.path, sizeof(cg.path), "/lwk-check-%d/uid_65534/job_7", (int)getpid());
 	lwk_cgroup_take_back(&cg, "/proc", lwk_cgroup_clock() + 30, &tb);
-	ck_assert_int_eq(tb.removed, 2);
+	ck_assert_int_eq(tb.removed, 3);
 	ck_assert_int_eq(tb.left, 0);
 	ck_assert_int_eq(tb.killed, 1);
 	ck_assert(tb.whole);
 	ck_assert_msg(access(mine, F_OK) != 0, "%s is still there", mine);
+	ck_assert_msg(access(task, F_OK) != 0, "%s is still there", task);
+	ck_assert_msg(access(slurms, F_OK) == 0, "Slurm's %s was removed", slurms);
 	ck_assert_int_eq(stat(step, &st), 0);
 	ck_assert_int_eq(st.st_uid, 0);
 	ck_assert_int_eq(write(go[1], "g", 1), 1);
@@ -445,6 +477,8 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	waitpid(user, NULL, 0);
 	rmdir(deeper);
 	rmdir(mine);
+	rmdir(task);
+	rmdir(slurms);
 	rmdir(step);
 	rmdir(job);
 	snprintf(deeper, sizeof(deeper), "%s/uid_65534", top);
