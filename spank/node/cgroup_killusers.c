@@ -498,6 +498,10 @@ static int threads_in_job(struct kill *k, int pdir)
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
+		if (lwk_cgroup_clock() > k->deadline) {
+			k->whole = false; /* a process of very many threads */
+			break;
+		}
 		snprintf(file, sizeof(file), "%s/cgroup", e->d_name);
 		if (read_text(k, dirfd(d), file) < 0)
 			where = errno == ENAMETOOLONG ? -1 : where;
