@@ -232,8 +232,8 @@ bool lwk_casas_take_back(const struct lwk_node_roots *r, const struct lwk_casas_
 	if (!lwk_cgroup_take_back(&cg, r->proc, deadline, &tb))
 		return false;
 	say(log, loglen, "lwk: contention-aware: job %u: its CPUs could not be narrowed: its "
-	    "cgroups taken back from its user (%d made root's, %d of its own removed, %d processes "
-	    "in them killed%s%s)", rec->job, tb.changed, tb.removed, tb.killed,
+	    "cgroups taken back from its user (%d made root's, %d of its own removed, %d signals "
+	    "to the processes in them%s%s)", rec->job, tb.changed, tb.removed, tb.killed,
 	    tb.left ? ", some could not be" : "", tb.whole ? "" : ", some not reached");
 	return true;
 }

@@ -162,7 +162,7 @@ struct lwk_take_back {
 	int changed; /* directories and files made root's */
 	int removed; /* cgroups of the user's removed */
 	int left; /* cgroups of the user's that could not be removed */
-	int killed; /* processes in them signalled */
+	int killed; /* signals sent to the processes in them (again to one slow to exit) */
 	bool whole; /* every cgroup was walked */
 };
 int lwk_cgroup_take_back(const struct lwk_cgroup *cg, const char *proc, double deadline,

@@ -35,6 +35,7 @@ struct walk {
 	struct level *lv; /* from the top down to the current directory */
 	int depth, cap, seen;
 	bool whole;
+	bool cut; /* stopped at the deadline */
 	double deadline; /* CLOCK_MONOTONIC seconds: the walk stops there, unsure */
 	/* Called on every directory below the top once all below it was
 	 * walked, with its parent's fd (children first: it may remove it). */
@@ -136,14 +137,20 @@ static bool walk_tree(const struct lwk_cgroup *cg, struct walk *w, double deadli
 			}
 			if (w->leave && w->deadline && lwk_cgroup_clock() > w->deadline) {
 				w->whole = false;
+				w->cut = true;
 			} else if (w->leave) {
 				l = &w->lv[w->depth - 1]; /* the parent's: its last name is the one left */
 				w->leave(cur, l->names[l->next - 1], w->depth, arg);
 			}
 			continue;
 		}
-		if (w->seen >= WALK_MAX_CGROUPS || (w->deadline && lwk_cgroup_clock() > w->deadline)) {
+		if (w->seen >= WALK_MAX_CGROUPS) {
 			w->whole = false;
+			break;
+		}
+		if (w->deadline && lwk_cgroup_clock() > w->deadline) {
+			w->whole = false;
+			w->cut = true;
 			break;
 		}
 		fd = openat(cur, l->names[l->next++], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -261,8 +268,7 @@ bool lwk_cgroup_foreign(const struct lwk_cgroup *cg, double deadline)
 	/* Past the bound: cannot tell.  Cut at the deadline: on v2 what was
 	 * seen (only root makes cgroups there), on v1 cannot tell. */
 	foreign = walk_tree(cg, w, deadline, foreign_name, NULL, (void *)cg) ||
-		  w->seen >= WALK_MAX_CGROUPS ||
-		  (cg->version == LWK_CGROUP_V1 && lwk_cgroup_clock() > deadline);
+		  w->seen >= WALK_MAX_CGROUPS || (cg->version == LWK_CGROUP_V1 && w->cut);
 	free(w);
 	return foreign;
 }
@@ -328,8 +334,10 @@ static bool take_here(int dirfd, const char *name, int level, void *arg)
 		if ((st.st_uid || st.st_gid || (st.st_mode & 07777) != USERS_MARK) && !fchown(dirfd, 0, 0) &&
 		    !fchmod(dirfd, USERS_MARK))
 			t->tb->changed++;
-	} else if (writable_by_others(&st) && !fchown(dirfd, 0, 0) &&
-		   !fchmod(dirfd, st.st_mode & 07755 & ~(S_IWGRP | S_IWOTH))) {
+	} else if ((writable_by_others(&st) || (st.st_mode & 07777) != 0755) && !fchown(dirfd, 0, 0) &&
+		   !fchmod(dirfd, 0755)) {
+		/* Slurm's own mode: a user who owned it and made it 0700 must
+		 * not leave it looking marked as theirs. */
 		t->tb->changed++;
 	}
 	dup_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
@@ -632,15 +640,24 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 	fds = malloc(sizeof(*fds) * (size_t)(n ? n : 1));
 	for (long i = 0; fds && i < n; i++) {
 		fds[i] = -1;
+		errno = ENOSYS;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
 		fds[i] = (int)syscall(SYS_pidfd_open, (pid_t)before[i], 0);
 #endif
+		if (fds[i] < 0 && errno != ESRCH)
+			k->whole = false; /* not pinned (no pidfds, out of fds): not judged */
 	}
+	if (!fds)
+		k->whole = false;
 	m = fds ? read_pids(dirfd, &after) : -1;
 	for (long i = 0; m > 0 && i < n; i++) {
 		char name_[32];
 		int pdir;
 
+		if (lwk_cgroup_clock() > k->deadline) {
+			k->whole = false;
+			break;
+		}
 		if (fds[i] < 0 || !bsearch(&before[i], after, (size_t)m, sizeof(*after), by_pid))
 			continue;
 		snprintf(name_, sizeof(name_), "%ld", before[i]);
