@@ -521,20 +521,24 @@ static int threads_in_job(struct kill *k, int pdir)
 }
 
 /* Slurm's own: root's, its executable slurmstepd (Debian's is
- * slurmstepd-wlm).  Only root runs a root process. */
-static bool slurms(struct kill *k, int pdir)
+ * slurmstepd-wlm).  Only root runs a root process.  1 when it is, 0
+ * when not (a root process with no executable left is exiting), -1
+ * when its status cannot be read (out of fds: then it is not
+ * signalled, and the round is not whole). */
+static int slurms(struct kill *k, int pdir)
 {
 	char exe[4096];
 	const char *base;
 	ssize_t l;
 	char *uid;
 
-	if (read_text(k, pdir, "status") <= 0 || !(uid = strstr(k->text, "\nUid:\t")) ||
-	    strtol(uid + 6, NULL, 10) != 0)
-		return false;
+	if (read_text(k, pdir, "status") <= 0 || !(uid = strstr(k->text, "\nUid:\t")))
+		return -1;
+	if (strtol(uid + 6, NULL, 10) != 0)
+		return 0;
 	l = readlinkat(pdir, "exe", exe, sizeof(exe) - 1);
 	if (l <= 0)
-		return false;
+		return errno == ENOENT ? 0 : -1;
 	exe[l] = '\0';
 	base = strrchr(exe, '/');
 	return base && !strncmp(base + 1, "slurmstepd", 10);
@@ -556,7 +560,7 @@ static void signal_pinned(struct kill *k, int pidfd)
 static void judge(struct kill *k, int procfd, const char *name)
 {
 	long pid = strtol(name, NULL, 10);
-	int pidfd = -1, pdir, where;
+	int pidfd = -1, pdir, where, stepd;
 
 	errno = ENOSYS;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
@@ -571,8 +575,10 @@ static void judge(struct kill *k, int procfd, const char *name)
 	where = pdir >= 0 ? threads_in_job(k, pdir) : 0;
 	if (where == -1)
 		k->deep = true;
-	else if (where == 1 && !slurms(k, pdir))
+	else if (where == 1 && (stepd = slurms(k, pdir)) == 0)
 		signal_pinned(k, pidfd);
+	else if (where == 1 && stepd < 0)
+		k->whole = false;
 	if (pdir >= 0)
 		close(pdir);
 	close(pidfd);
@@ -650,9 +656,11 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 	if (!fds)
 		k->whole = false;
 	m = fds ? read_pids(dirfd, &after) : -1;
+	if (fds && m < 0 && errno != ENOENT)
+		k->whole = false;
 	for (long i = 0; m > 0 && i < n; i++) {
 		char name_[32];
-		int pdir;
+		int pdir, stepd;
 
 		if (lwk_cgroup_clock() > k->deadline) {
 			k->whole = false;
@@ -662,7 +670,10 @@ static bool deep_here(int dirfd, const char *name, int level, void *arg)
 			continue;
 		snprintf(name_, sizeof(name_), "%ld", before[i]);
 		pdir = openat(k->procfd, name_, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pdir >= 0 && !slurms(k, pdir)) {
+		stepd = pdir >= 0 ? slurms(k, pdir) : 0; /* no entry: gone */
+		if (stepd < 0)
+			k->whole = false;
+		if (stepd == 0 && pdir >= 0) {
 			signal_pinned(k, fds[i]);
 			if (k->nhit == k->caphit) {
 				long want = k->caphit ? k->caphit * 2 : 64;

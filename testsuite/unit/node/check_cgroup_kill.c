@@ -385,7 +385,11 @@ static void sweep_left(void)
 	while (d && (e = readdir(d))) {
 		char p[300];
 
-		if (strncmp(e->d_name, "lwk-check-", 10) || kill((pid_t)atoi(e->d_name + 10), 0) == 0)
+		const char *n = e->d_name + 10;
+
+		/* Its test process's pid, gone. */
+		if (strncmp(e->d_name, "lwk-check-", 10) || !lwk_cgroup_numbered(n, "") ||
+		    atoi(n) <= 0 || kill((pid_t)atoi(n), 0) == 0 || errno != ESRCH)
 			continue;
 		snprintf(p, sizeof(p), "/sys/fs/cgroup/cpuset/%s", e->d_name);
 		nftw(p, rm_dir, 16, FTW_DEPTH | FTW_PHYS);
@@ -425,7 +429,7 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	struct lwk_take_back tb;
 	int ready[2], go[2], told[2], res[3] = { -1, -1, -1 };
 	struct stat st;
-	pid_t user, inside = 0;
+	pid_t user, inside = 0, test = getpid();
 	FILE *f;
 
 	if (geteuid() != 0 || lwk_cgroup_detect("/sys/fs/cgroup") != LWK_CGROUP_V1 ||
@@ -465,11 +469,14 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	if (user == 0) {
 		char procs[700], own[24], c;
 		int fcpus, fprocs, status = 0;
-		pid_t inside;
 
-		/* Gone with the test, whatever stops it. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || setgroups(0, NULL) || setgid(65534) ||
-		    setuid(65534))
+		close(go[1]);
+		close(ready[0]);
+		close(told[0]);
+		/* Gone with the test, whatever stops it (set after the ids
+		 * change, which clears it). */
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != test)
 			_exit(1);
 		if (made_cpuset(mine, cpus, mems) || made_cpuset(deeper, cpus, mems) ||
 		    made_cpuset(task, cpus, mems)) /* task_9: named as Slurm names its own */
