@@ -15,9 +15,10 @@
  * names: nothing a user typed.  Files are opened O_NOFOLLOW, never
  * created: a missing file is a missing controller, reported by name.
  *
- * Also the kill of every process in a cgroup tree (node/cgroup_kill.c)
- * and of a job's users' processes (node/cgroup_killusers.c);
- * the rest is node/cgroup.c.
+ * Also the kill of every process in a cgroup tree (node/cgroup_kill.c),
+ * of a job's users' processes (node/cgroup_killusers.c), the take-back
+ * of a v1 job's tree (node/cgroup_takeback.c), both over the walk of
+ * node/cgroup_walk.c; the rest is node/cgroup.c.
  */
 #ifndef LWK_CGROUP_H
 #define LWK_CGROUP_H
@@ -127,9 +128,10 @@ int lwk_cgroup_kill_tree(const char *hier, const char *controller, const char *p
 bool lwk_cgroup_text_places(char *text, const char *controller, const char *path);
 
 /*
- * node/cgroup_killusers.c: stopping a job that keeps CPUs it was not
- * given.  Each takes a deadline (CLOCK_MONOTONIC seconds, see
- * lwk_cgroup_clock): the caller holds the node lock.
+ * Stopping a job that keeps CPUs it was not given (node/cgroup_takeback.c:
+ * lwk_cgroup_foreign, lwk_cgroup_take_back; node/cgroup_killusers.c:
+ * lwk_cgroup_kill_users).  Each takes a deadline (CLOCK_MONOTONIC
+ * seconds, see lwk_cgroup_clock): the caller holds the node lock.
  *
  * lwk_cgroup_foreign: is a cgroup below cg (its cpuset tree, at any
  * depth, up to 65536) one Slurm does not make: a name or a place other

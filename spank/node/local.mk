@@ -4,6 +4,9 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/cgroup.h \
 	spank/node/cgroup_kill.c \
 	spank/node/cgroup_killusers.c \
+	spank/node/cgroup_takeback.c \
+	spank/node/cgroup_users.h \
+	spank/node/cgroup_walk.c \
 	spank/node/cgtree.c \
 	spank/node/hugepages.c \
 	spank/node/hugepages.h \
