@@ -478,7 +478,9 @@ START_TEST(a_users_cgroups_are_removed_in_a_real_v1_cpuset)
 	cpuset_at(job, cpus, mems);
 	cpuset_at(step, cpus, mems);
 	ck_assert_int_eq(chown(step, 65534, 65534), 0); /* as Slurm 22.05 does */
-	/* A task's cpuset as Slurm 24.11.3 and later make it. */
+	/* A task's cpuset as Slurm makes it (24.11.3 and later; root's
+	 * files), its directory given to the user as 22.05 gives a step's:
+	 * Slurm's either way. */
 	cpuset_at(slurms, cpus, mems);
 	ck_assert_int_eq(chown(slurms, 65534, 65534), 0);
 	snprintf(deeper, sizeof(deeper), "%s/deeper", mine);
