@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	char err[1024], log[8192], dir[] = "/tmp/lwk-bench-state.XXXXXX";
 	struct lwk_topology *t = lwk_topology_read("/sys", err, sizeof(err));
 	struct lwk_node_roots r = { "/sys", "/proc", "/sys/fs/cgroup", NULL, "bench", "/nonexistent",
-				    0, 0 };
+				    0, 0, NULL, false /* irqbalance not told */ };
 	struct lwk_cpuset all;
 	double *set = calloc((size_t)rounds, sizeof(double)), *down = calloc((size_t)rounds, sizeof(double));
 

@@ -160,8 +160,9 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 			   "memory nodes %s%s", step, node, app, os, mems, boot);
 	else
 		slurm_info("lwk: step %s: partition on %s: App CPUs %s, OS CPUs %s, memory nodes %s, "
-			   "%u IRQs moved off (%u refused)%s%s",
-			   step, node, app, os, mems, part.irq_moved, part.irq_refused, hp, boot);
+			   "%u IRQs moved off (%u refused)%s%s%s",
+			   step, node, app, os, mems, part.irq_moved, part.irq_refused, part.irqbalance, hp,
+			   boot);
 }
 
 /* The text of a /proc/<pid>/cgroup file (empty when unreadable). */

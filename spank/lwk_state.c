@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lwk_plugin.h"
+#include "node/irqbalance.h"
 #include "node/nodename.h"
 #include "node/statedir.h"
 
@@ -28,4 +29,6 @@ void lwk_node_roots_of(struct lwk_node_roots *r, const char *node)
 	r->state_root = lwk_cfg.state_dir;
 	r->node = node;
 	r->mck_prefix = lwk_cfg.mckernel;
+	r->irqbalance_dir = LWK_IRQBALANCE_DIR;
+	r->irqbalance_ban = lwk_cfg.lwk_irqbalance;
 }

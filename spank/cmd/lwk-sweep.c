@@ -7,7 +7,9 @@
  * allocated here (joblive.c: a slurmstepd, or slurmctld's word) is kept.
  *
  * It reads the plugin's arguments (state_dir, cgroup_root) from the
- * lwk.so line of plugstack.conf, so it looks where the plugin writes.
+ * lwk.so line of plugstack.conf, so it looks where the plugin writes;
+ * it finds slurm.conf and plugstack.conf as Slurm does (slurmconf.h),
+ * configless nodes' cached copy included.
  */
 #include <getopt.h>
 #include <glob.h>
@@ -21,7 +23,9 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/slurmconf.h"
 #include "casas/casasnode.h"
+#include "node/irqbalance.h"
 #include "node/joblive.h"
 #include "lwk/part.h"
 #include "syncmon/control.h"
@@ -29,8 +33,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lwk-sweep [--plugstack FILE] [--node NAME] [--slurmfull PATH] [--dry-run] [--force]\n"
-		   "  --plugstack FILE  the plugstack.conf with the lwk.so line\n"
-		   "                    (default /etc/slurm/plugstack.conf)\n"
+		   "  --plugstack FILE  the plugstack.conf with the lwk.so line (default:\n"
+		   "                    slurm.conf's PlugStackConfig, else plugstack.conf\n"
+		   "                    beside slurm.conf: $SLURM_CONF, else " LWK_SLURM_CONF_DEFAULT ",\n"
+		   "                    else configless slurmd's " LWK_SLURM_CONF_CONFIGLESS ")\n"
 		   "  --node NAME       the node's name in Slurm (default: $SLURMD_NODENAME,\n"
 		   "                    else the short host name)\n"
 		   "  --slurmfull PATH  slurmd's libslurmfull.so, to ask slurmctld with\n"
@@ -65,23 +71,24 @@ static bool sweep_alive(uint32_t job)
 
 /* slurmd's libslurmfull.so: --slurmfull, else where this build was
  * configured to find it, else in slurm.conf's PluginDir, else in the
- * usual plugin directories.  The first that loads (and is root's). */
-static int load_slurmfull(const char *given)
+ * usual plugin directories.  The first that loads (and is root's).
+ * conf: slurm.conf, found or not (then libslurm is not loaded). */
+static int load_slurmfull(const char *given, const char *conf, bool have_conf)
 {
 	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib64/slurm",
 					    "/usr/lib/slurm", "/usr/local/lib/slurm", "/usr/local/lib64/slurm",
 					    NULL };
 	char cand[16][4200], line[4096], err[4400];
-	const char *conf = getenv("SLURM_CONF");
 	int n = 0;
 	FILE *f;
 
-	/* libslurm's initialisation exits the process without slurm.conf. */
-	if (access(conf && *conf ? conf : "/etc/slurm/slurm.conf", R_OK)) {
-		fprintf(stderr, "lwk-sweep: cannot read %s: libslurm not loaded\n",
-			conf && *conf ? conf : "/etc/slurm/slurm.conf");
+	/* libslurm's initialisation exits the process without slurm.conf;
+	 * it reads the one found here. */
+	if (!have_conf || access(conf, R_OK)) {
+		fprintf(stderr, "lwk-sweep: cannot read %s: libslurm not loaded\n", conf);
 		return -1;
 	}
+	setenv("SLURM_CONF", conf, 1);
 	if (given) {
 		if (lwk_job_alive_load_slurm(given, err, sizeof(err)) == 0)
 			return 0;
@@ -89,7 +96,7 @@ static int load_slurmfull(const char *given)
 		return -1;
 	}
 	snprintf(cand[n++], sizeof(cand[0]), "%s", LWK_SLURMFULL);
-	f = fopen(conf && *conf ? conf : "/etc/slurm/slurm.conf", "re");
+	f = fopen(conf, "re");
 	while (f && n < 12 && fgets(line, sizeof(line), f)) {
 		char *v = line + strspn(line, " \t"), *save = NULL;
 
@@ -175,6 +182,25 @@ static int plugstack_args(const char *file, struct lwk_config *c, char *err, siz
 	return found < 0 ? -1 : 0;
 }
 
+/* Where slurm.conf is when $SLURM_CONF does not say. */
+static const char *const conf_cands[] = { LWK_SLURM_CONF_DEFAULT, LWK_SLURM_CONF_CONFIGLESS, NULL };
+
+/* plugstack.conf when --plugstack gives none: slurm.conf's (conf), into
+ * buf; NULL (said why) when there is no slurm.conf to go by. */
+static const char *default_plugstack(const char *conf, bool have_conf, char *buf, size_t len)
+{
+	if (!have_conf) {
+		fprintf(stderr, "lwk-sweep: no slurm.conf (looked for %s; $SLURM_CONF unset): give --plugstack FILE\n",
+			conf);
+		return NULL;
+	}
+	if (lwk_plugstack_of(conf, buf, len)) {
+		fprintf(stderr, "lwk-sweep: cannot read %s: give --plugstack FILE\n", conf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* --dry-run: each job with --lwk state here, and whether it runs. */
 static void list_jobs(const char *state_dir, const char *node)
 {
@@ -244,9 +270,10 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *plugstack = "/etc/slurm/plugstack.conf", *env = getenv("SLURMD_NODENAME");
+	const char *plugstack = NULL, *env = getenv("SLURMD_NODENAME");
 	const char *slurmfull = NULL;
-	char node[256] = "", err[1024];
+	char node[256] = "", err[5000], conf[4096], found[4096];
+	bool have_conf;
 	struct lwk_config c;
 	struct lwk_node_roots r;
 	bool dry = false;
@@ -287,6 +314,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lwk-sweep: node name '%s' is not usable; give --node\n", node);
 		return 2;
 	}
+	have_conf = lwk_slurm_conf_find(getenv("SLURM_CONF"), conf_cands, conf, sizeof(conf)) == 0;
+	if (!plugstack && !(plugstack = default_plugstack(conf, have_conf, found, sizeof(found))))
+		return 2;
 	if (plugstack_args(plugstack, &c, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
@@ -298,10 +328,11 @@ int main(int argc, char **argv)
 	/* Liveness asks slurmctld about jobs with no slurmstepd here (between
 	 * steps), through slurmd's libslurm, for this node. */
 	setenv("SLURMD_NODENAME", node, 1);
-	if (load_slurmfull(slurmfull))
+	if (load_slurmfull(slurmfull, conf, have_conf))
 		fprintf(stderr, "lwk-sweep: slurmctld cannot be asked: a job with no slurmstepd here is %s\n",
 			force ? "taken for gone (--force)" : "kept");
-	r = (struct lwk_node_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node, c.mckernel, 0, 0 };
+	r = (struct lwk_node_roots){ "/sys", "/proc", c.cgroup_root, c.state_dir, node, c.mckernel, 0, 0,
+				     LWK_IRQBALANCE_DIR, c.lwk_irqbalance };
 	if (dry) {
 		list_jobs(c.state_dir, node);
 		return 0;

@@ -27,6 +27,8 @@ static const struct lwk_kv_key config_keys[] = {
 	  LWK_KV_NOSET },
 	{ "lwk_isolate", LWK_KV_ENUM, offsetof(struct lwk_config, lwk_isolate), 0, 0, isolate_choices,
 	  LWK_KV_NOSET },
+	{ "lwk_irqbalance", LWK_KV_BOOL, offsetof(struct lwk_config, lwk_irqbalance), 0, 0, NULL,
+	  LWK_KV_NOSET },
 	/* At least the sampler's own tables and the smallest buffer=. */
 	{ "syncmon_memory", LWK_KV_SIZE, offsetof(struct lwk_config, syncmon_memory),
 	  LWK_SYNCMON_OWN_BYTES + (64ULL << 10), 1ULL << 40, NULL, LWK_KV_NOSET },
@@ -48,6 +50,7 @@ void lwk_config_defaults(struct lwk_config *c)
 	snprintf(c->mckernel, sizeof(c->mckernel), "%s", "/opt/mckernel");
 	c->lwk_whole_dies = false;
 	c->lwk_isolate = LWK_ISOLATE_AUTO;
+	c->lwk_irqbalance = true;
 	/* The largest buffer= (64 MiB) and the sampler's own tables fit. */
 	c->syncmon_memory = 128ULL << 20;
 	/* A tenth of a CPU: 50 ms of each 500 ms tick (the default

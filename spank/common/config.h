@@ -35,6 +35,7 @@ struct lwk_config {
 	char mckernel[256];	/* IHK/McKernel's install prefix      */
 	bool lwk_whole_dies;	/* --lwk OS cores in whole dies       */
 	int lwk_isolate;	/* enum lwk_isolate                   */
+	bool lwk_irqbalance;	/* --lwk tells irqbalance (its socket) */
 	uint64_t syncmon_memory; /* the sampler's data, bytes (RLIMIT_DATA) */
 	uint64_t syncmon_cpu;	/* its CPU, hundredths of % of one CPU */
 };

@@ -8,5 +8,7 @@ spank_liblwkcore_la_SOURCES += \
 	spank/common/kv.h \
 	spank/common/options.c \
 	spank/common/options.h \
+	spank/common/slurmconf.c \
+	spank/common/slurmconf.h \
 	spank/common/topology.c \
 	spank/common/topology.h

@@ -60,6 +60,7 @@ struct lwk_part {
 	char mcexec[256];	/* mckernel: the proxy the tasks run */
 	bool mck_booted;
 	unsigned int irq_moved, irq_refused;
+	char irqbalance[200];	/* setup: what irqbalance was told ("" none runs) */
 	long huge_wanted[LWK_MAX_NUMA]; /* pages of plan.page_kb per node */
 	long huge_added[LWK_MAX_NUMA];
 	long huge_before[LWK_MAX_NUMA]; /* asked, result not recorded: the count before, else -1 */

@@ -155,8 +155,8 @@ static int parse_done_fact(const char *l, const char *key, const char *v, unsign
 		p->huge_wanted[node] = (long)b;
 	} else if (strcmp(key, "irq") && strcmp(key, "cgroup") && strcmp(key, "jobcg") &&
 		   strcmp(key, "memcharge") && strcmp(key, "xcpus") && strcmp(key, "xpart") &&
-		   strcmp(key, "appcg") && strcmp(key, "xfail")) {
-		/* irq, cgroup, jobcg, memcharge and the isolated
+		   strcmp(key, "appcg") && strcmp(key, "xfail") && strcmp(key, "irqbalance")) {
+		/* irq, irqbalance, cgroup, jobcg, memcharge and the isolated
 		 * partition's lines (lwk/xlines.c) are the teardown's. */
 		return ERR("lwk: state line %u: unknown key '%s'", lineno, key);
 	}

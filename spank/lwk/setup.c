@@ -12,6 +12,7 @@
 #include "lwk/part_int.h"
 #include "node/hugepages.h"
 #include "node/irqaff.h"
+#include "node/irqbalance.h"
 
 /* Append the lines of text, each prefixed with prefix. */
 static int append_prefixed(const struct lwk_node_roots *r, uint32_t job, const char *prefix,
@@ -35,6 +36,35 @@ static int append_prefixed(const struct lwk_node_roots *r, uint32_t job, const c
 	rc = o ? lwk_part_append_state(r, job, out, err, errlen) : 0;
 	free(out);
 	return rc;
+}
+
+/*
+ * irqbalance, where it runs, told to keep IRQs off the App CPUs too
+ * (node/irqbalance.h): else its next pass moves them back.  Written
+ * down first, so that the teardown gives it back its own.  Its failure
+ * is said in p->irqbalance (the step's log line), not the job's: the
+ * IRQs are off the App CPUs until its next pass.  -1 only when the
+ * state cannot be written.
+ */
+static int ban_irqbalance(const struct lwk_node_roots *r, uint32_t job, struct lwk_part *p,
+			  char *err, size_t errlen)
+{
+	char why[256], path[4096];
+	int rc;
+
+	if (!r->irqbalance_dir || !r->irqbalance_ban ||
+	    lwk_irqbalance_socket(r->irqbalance_dir, path, sizeof(path)) <= 0)
+		return 0;
+	if (lwk_part_append_state(r, job, "irqbalance told\n", err, errlen))
+		return -1;
+	rc = lwk_irqbalance_ban(r->irqbalance_dir, r->proc, r->sysfs, &p->plan.app_cpus, why, sizeof(why));
+	if (rc < 0)
+		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance not told (%.160s)", why);
+	else if (rc == 0)
+		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance not told (it stopped)");
+	else
+		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance told to keep off the App CPUs");
+	return 0;
 }
 
 /* backend linux: IRQs off the App CPUs, hugepages for mem=.  Each action
@@ -79,7 +109,7 @@ static int setup_linux(const struct lwk_node_roots *r, uint32_t job, struct lwk_
 	p->irq_moved = ir.moved;
 	p->irq_refused = ir.refused;
 	snprintf(line, sizeof(line), "irqs %u %u\n", ir.moved, ir.refused);
-	if (lwk_part_append_state(r, job, line, err, errlen))
+	if (lwk_part_append_state(r, job, line, err, errlen) || ban_irqbalance(r, job, p, err, errlen))
 		return -1;
 
 	/* Hugepages for mem=, per App node, compacted first. */

@@ -12,6 +12,7 @@
 #include "lwk/part_int.h"
 #include "node/hugepages.h"
 #include "node/irqaff.h"
+#include "node/irqbalance.h"
 
 /*
  * Slurm's cgroup of the job (the "jobcg" lines): at the teardown the job
@@ -174,6 +175,31 @@ static int restore_irqs(const struct lwk_node_roots *r, const char *state, char 
 }
 
 /*
+ * irqbalance given back the App CPUs, when the state says it was told
+ * to keep off them (whatever lwk_irqbalance= says now): what it bans
+ * by itself again ("settings cpus NULL"), by the one running now (a
+ * restarted irqbalance forgot the ban).  Not tried again, and the
+ * teardown not failed for it: an irqbalance that does not answer
+ * needs a restart, which forgets the ban, and a kept state would
+ * refuse the node's next --lwk job.  A failure is said in the log.
+ */
+static void give_back_irqbalance(const struct lwk_node_roots *r, const char *state, char *log,
+				 size_t loglen)
+{
+	char err[256];
+	int rc;
+
+	if (!r->irqbalance_dir ||
+	    (strncmp(state, "irqbalance told\n", 16) && !strstr(state, "\nirqbalance told\n")))
+		return;
+	rc = lwk_irqbalance_ban(r->irqbalance_dir, r->proc, r->sysfs, NULL, err, sizeof(err));
+	if (rc > 0)
+		lwk_log_append(log, loglen, "irqbalance given back the App CPUs");
+	else if (rc < 0)
+		lwk_log_append(log, loglen, "irqbalance not given back the App CPUs: %s", err);
+}
+
+/*
  * Undo what the state records, in the reverse order of setup.  kill is
  * false when a setup redoes one cut short: the job is running then, and
  * its processes are not to be touched.
@@ -208,8 +234,11 @@ int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *stat
 	give_back_hugepages(r, &p, err, sizeof(err), log, loglen, k);
 	if (kill)
 		uncharge_all(r, job, state, log, loglen);
-	if (restore_irqs(r, state, err, sizeof(err), log, loglen, k))
+	if (restore_irqs(r, state, err, sizeof(err), log, loglen, k)) {
+		give_back_irqbalance(r, state, log, loglen);
 		return -1;
+	}
+	give_back_irqbalance(r, state, log, loglen);
 	return k->failed ? -1 : 0;
 }
 

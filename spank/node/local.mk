@@ -12,6 +12,8 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/hugepages.h \
 	spank/node/irqaff.c \
 	spank/node/irqaff.h \
+	spank/node/irqbalance.c \
+	spank/node/irqbalance.h \
 	spank/node/joblive.c \
 	spank/node/joblive.h \
 	spank/node/nodename.c \

@@ -9,6 +9,7 @@
 #ifndef LWK_STATEDIR_H
 #define LWK_STATEDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,6 +24,9 @@ struct lwk_node_roots {
 	const char *mck_prefix;	 /* IHK/McKernel's install prefix */
 	uid_t uid;		 /* the job's user (owns McKernel's devices) */
 	gid_t gid;
+	const char *irqbalance_dir; /* irqbalance's socket's (NULL: none)  */
+	bool irqbalance_ban;	 /* --lwk setups tell it (teardowns give
+				  * back whatever this says)           */
 };
 
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz the parsers that read what users and admins write: the three
- * option grammars, the plugstack arguments and cpulists; and what the
+ * option grammars, the plugstack arguments (and slurm.conf's
+ * PlugStackConfig), cpulists (and irqbalance's hex masks); and what the
  * plugin reads back from the kernel or its own state (/proc/<pid>/stat,
  * taskstats replies, memory.numa_stat, saved IRQ affinities, the --lwk
  * state file, the --contention-aware record and /proc/<pid>/cgroup).
@@ -17,15 +18,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "casas/casasnode.h"
 #include "node/cgroup.h"
 #include "common/config.h"
 #include "node/irqaff.h"
+#include "node/irqbalance.h"
 #include "lwk/part.h"
 #include "lwk/part_int.h"
 #include "common/cpulist.h"
 #include "common/options.h"
+#include "common/slurmconf.h"
 #include "node/procstat.h"
 #include "node/taskstats.h"
 
@@ -44,6 +48,40 @@ static const struct lwk_option_grammar *const grammars[] = {
 
 /* Big enough for the longest cpulist of LWK_MAX_CPUS ("0,2,4,...") */
 static char buf[65536];
+
+/* The same text as a slurm.conf (lwk-sweep looks for PlugStackConfig
+ * in it): a file in a directory of this process's own (what a
+ * relative Include matches), removed at exit. */
+static char conf_dir[64], conf_path[96];
+
+static void conf_path_remove(void)
+{
+	unlink(conf_path);
+	rmdir(conf_dir);
+}
+
+static void slurm_conf_text(const char *text)
+{
+	char found[256];
+	FILE *f;
+	int rc;
+
+	if (!conf_path[0]) {
+		snprintf(conf_dir, sizeof(conf_dir), "/tmp/lwk-fuzz-slurmconf.XXXXXX");
+		if (!mkdtemp(conf_dir))
+			return;
+		snprintf(conf_path, sizeof(conf_path), "%s/slurm.conf", conf_dir);
+		atexit(conf_path_remove);
+	}
+	f = fopen(conf_path, "w");
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+	rc = lwk_plugstack_of(conf_path, found, sizeof(found));
+	CHECK(rc == 0 || rc == -1);
+	CHECK(strlen(found) < sizeof(found) && found[0] != '\0');
+}
 
 static void one(uint8_t sel, const char *text)
 {
@@ -83,6 +121,7 @@ static void one(uint8_t sel, const char *text)
 			argv[argc++] = tok;
 		if (lwk_config_parse(argc, argv, &c, err, sizeof(err)))
 			CHECK(strncmp(err, "lwk: plugstack.conf: ", 21) == 0);
+		slurm_conf_text(text);
 		break;
 	}
 	case 4: {
@@ -94,6 +133,12 @@ static void one(uint8_t sel, const char *text)
 			CHECK(lwk_cpuset_equal(&s, &t));
 		} else {
 			CHECK(lwk_cpuset_count(&s) == 0);
+		}
+		/* The same text as irqbalance's hex mask: no read past it,
+		 * and an accepted mask prints as a list that parses. */
+		if (lwk_irqbalance_parse_mask(text, &s) == 0) {
+			CHECK(lwk_cpulist_format(&s, buf, sizeof(buf)) < sizeof(buf));
+			CHECK(lwk_cpulist_parse(buf, LWK_MAX_CPUS, &t) == 0 && lwk_cpuset_equal(&s, &t));
 		}
 		break;
 	}
@@ -148,7 +193,7 @@ static void one(uint8_t sel, const char *text)
 		{
 			static const char *const keys[] = { "xcpus", "xpart", "appcg", "xfail" };
 			struct lwk_node_roots r = { "/nonexistent", "/nonexistent", "/nonexistent-cg",
-						    "/nonexistent", "n", "/nonexistent", 0, 0 };
+						    "/nonexistent", "n", "/nonexistent", 0, 0, NULL, false };
 			struct lwk_part_remains k = { buf, sizeof(buf), 0 };
 
 			for (int i = 0; i < 4; i++) {
@@ -238,7 +283,9 @@ static const char *const seeds[] = {
 	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
 	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",
 	"lwk=no on_error=drain_node sync_monitor=yes contention_aware=1",
+	"ClusterName=c\nInclude /etc/slurm/*.conf\nPlugStackConfig = spank/plugstack.conf # x\n",
 	"0-3,8,10-20:2",
+	"00000001,0000000f",
 	"(null)",
 	"job=42\nstatus=placed\nwhy=\ncgroup=/system.slice/n1_slurmstepd.scope/job_42\n"
 	"allowed_cpus=0-7\nallowed_mems=0-1\noptions=probe=500ms,min_dies=1,max_dies=0,"

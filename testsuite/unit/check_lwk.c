@@ -17,6 +17,7 @@ int main(int argc, char **argv)
 
 	srunner_add_suite(sr, options_suite());
 	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, slurmconf_suite());
 	srunner_add_suite(sr, topology_suite());
 	srunner_add_suite(sr, tick_suite());
 	srunner_add_suite(sr, sampbuf_suite());
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, perfcount_suite());
 	srunner_add_suite(sr, lwk_plan_suite());
 	srunner_add_suite(sr, irqaff_suite());
+	srunner_add_suite(sr, irqbalance_suite());
 	srunner_add_suite(sr, arbiter_suite());
 	srunner_add_suite(sr, casas_record_suite());
 	srunner_add_suite(sr, casas_apply_suite());

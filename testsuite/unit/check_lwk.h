@@ -8,6 +8,7 @@
 #include "common/options.h"
 
 Suite *cpulist_suite(void);
+Suite *slurmconf_suite(void);
 Suite *options_suite(void);
 Suite *config_suite(void);
 Suite *topology_suite(void);
@@ -24,6 +25,7 @@ Suite *hugepages_suite(void);
 Suite *perfcount_suite(void);
 Suite *lwk_plan_suite(void);
 Suite *irqaff_suite(void);
+Suite *irqbalance_suite(void);
 Suite *arbiter_suite(void);
 Suite *casas_record_suite(void);
 Suite *casas_apply_suite(void);

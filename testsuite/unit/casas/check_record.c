@@ -139,7 +139,7 @@ START_TEST(two_threads_parse_and_load_their_own_records)
 	tree_put("state/n1/casas/41", ta);
 	tree_put("state/n1/casas/42", tb);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_node_roots){ "/sys", "/proc", "/nonexistent", state, "n1", NULL, 0, 0 };
+	roots = (struct lwk_node_roots){ "/sys", "/proc", "/nonexistent", state, "n1", NULL, 0, 0, NULL, false };
 	ra = racer_of(41, "0");
 	rb = racer_of(42, "1-3");
 	ra.roots = rb.roots = &roots;

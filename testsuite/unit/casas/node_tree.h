@@ -51,7 +51,7 @@ static inline void node_tree(void)
 	snprintf(sysfs, sizeof(sysfs), "%s/guest8", getenv("FIXTURES"));
 	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_node_roots){ sysfs, "/proc", cgroot, state, "n1", NULL, 0, 0 };
+	roots = (struct lwk_node_roots){ sysfs, "/proc", cgroot, state, "n1", NULL, 0, 0, NULL, false };
 	logbuf[0] = '\0';
 }
 

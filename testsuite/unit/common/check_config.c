@@ -43,7 +43,7 @@ START_TEST(values)
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
 			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no,"
-			      "lwk_isolate=auto,syncmon_memory=128M,syncmon_cpu=10%");
+			      "lwk_isolate=auto,lwk_irqbalance=yes,syncmon_memory=128M,syncmon_cpu=10%");
 }
 END_TEST
 
@@ -120,7 +120,7 @@ START_TEST(refusals)
 
 	refuse(2, unknown, "unknown key 'statedir'",
 	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
-	       "lwk_whole_dies, lwk_isolate, syncmon_memory, syncmon_cpu");
+	       "lwk_whole_dies, lwk_isolate, lwk_irqbalance, syncmon_memory, syncmon_cpu");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");

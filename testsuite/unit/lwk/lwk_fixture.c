@@ -67,7 +67,7 @@ void node_tree(void)
 	snprintf(proc, sizeof(proc), "%s/proc", tree_root);
 	snprintf(cgroot, sizeof(cgroot), "%s/cg", tree_root);
 	snprintf(state, sizeof(state), "%s/state", tree_root);
-	roots = (struct lwk_node_roots){ sysfs, proc, cgroot, state, "n1", "/nonexistent-ihk", 0, 0 };
+	roots = (struct lwk_node_roots){ sysfs, proc, cgroot, state, "n1", "/nonexistent-ihk", 0, 0, NULL, false };
 }
 
 void chmod_tree(const char *rel, mode_t mode)

@@ -5,6 +5,7 @@ testsuite_unit_check_lwk_SOURCES += \
 	testsuite/unit/node/check_hugepages.c \
 	testsuite/unit/node/check_perfcount.c \
 	testsuite/unit/node/check_irqaff.c \
+	testsuite/unit/node/check_irqbalance.c \
 	testsuite/unit/node/check_procfs.c \
 	testsuite/unit/node/check_procstat.c \
 	testsuite/unit/node/check_statedir.c \

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "common/slurmconf.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int lwk_slurm_conf_find(const char *env, const char *const *cands, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (env && *env)
+		return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -2;
+	for (int i = 0; cands[i]; i++) {
+		if (access(cands[i], F_OK) == 0)
+			return (size_t)snprintf(buf, len, "%s", cands[i]) < len ? 0 : -2;
+	}
+	/* Not found: what was looked for, "a or b". */
+	buf[0] = '\0';
+	for (int i = 0; cands[i] && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " or " : "", cands[i]);
+	return -1;
+}
+
+/* dir of path (up to its last '/'; "." when it has none) into buf. */
+static int dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return (size_t)snprintf(buf, len, ".") < len ? 0 : -1;
+	if (slash == path)
+		return (size_t)snprintf(buf, len, "/") < len ? 0 : -1;
+	return (size_t)snprintf(buf, len, "%.*s", (int)(slash - path), path) < len ? 0 : -1;
+}
+
+/* A path as slurm.conf gives it: absolute, or below dir. */
+static int resolve(const char *dir, const char *p, char *buf, size_t len)
+{
+	if (p[0] == '/')
+		return (size_t)snprintf(buf, len, "%s", p) < len ? 0 : -1;
+	return (size_t)snprintf(buf, len, "%s/%s", dir, p) < len ? 0 : -1;
+}
+
+/* file opened for reading when it is a regular file: an Include glob
+ * may match a device or a FIFO, which must not be opened (or block). */
+static FILE *regular_file(const char *file)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if (stat(file, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/* What one look through slurm.conf and its includes may read: an
+ * Include glob can match the including file, or a huge file. */
+struct scan_budget {
+	int files;	/* files opened, at most 64 */
+	size_t bytes;	/* bytes read, at most 1 MiB */
+	int found;	/* PlugStackConfig seen (the last one counts) */
+};
+
+/* A value as Slurm's parser takes it: up to a blank, or quoted. */
+static char *value_of(char *v)
+{
+	if (*v == '"') {
+		v++;
+		v[strcspn(v, "\"")] = '\0';
+	} else {
+		v[strcspn(v, " \t")] = '\0';
+	}
+	return v;
+}
+
+/*
+ * PlugStackConfig's value in file and what it includes, in order (Slurm
+ * keeps the last; its key names are case-insensitive; "Include" takes a
+ * path or a glob), into buf.  b->found says whether one was seen.
+ * 0, or -1 when the top file cannot be read or a path is too long.
+ */
+static int scan(const char *file, const char *dir, int depth, struct scan_budget *b, char *buf,
+		size_t len)
+{
+	char line[4096];
+	int rc = 0;
+	FILE *f;
+
+	if (b->files >= 64 || b->bytes >= (1u << 20))
+		return 0;
+	f = regular_file(file);
+	if (!f)
+		return depth ? 0 : -1;
+	b->files++;
+	while (rc == 0 && b->bytes < (1u << 20) && fgets(line, sizeof(line), f)) {
+		char *k = line + strspn(line, " \t"), *v;
+
+		b->bytes += strlen(line);
+		k[strcspn(k, "#\r\n")] = '\0';
+		if (!strncasecmp(k, "Include", 7) && (k[7] == ' ' || k[7] == '\t') && depth < 8) {
+			char pattern[4096];
+			glob_t g;
+
+			v = value_of(k + 8 + strspn(k + 8, " \t"));
+			if (!*v || resolve(dir, v, pattern, sizeof(pattern)))
+				continue;
+			if (glob(pattern, 0, NULL, &g) == 0) {
+				for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+					rc = scan(g.gl_pathv[i], dir, depth + 1, b, buf, len);
+				globfree(&g);
+			}
+			continue;
+		}
+		if (strncasecmp(k, "PlugStackConfig", 15))
+			continue;
+		v = k + 15 + strspn(k + 15, " \t");
+		if (*v != '=')
+			continue;
+		v = value_of(v + 1 + strspn(v + 1, " \t"));
+		if (*v) {
+			rc = resolve(dir, v, buf, len);
+			b->found = 1;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int lwk_plugstack_of(const char *conf, char *buf, size_t len)
+{
+	struct scan_budget b = { 0, 0, 0 };
+	char dir[4096];
+
+	if (dir_of(conf, dir, sizeof(dir)) || scan(conf, dir, 0, &b, buf, len))
+		goto fail;
+	if (b.found || resolve(dir, "plugstack.conf", buf, len) == 0)
+		return 0;
+fail:
+	snprintf(buf, len, "%s", conf);
+	return -1;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Finding slurm.conf and plugstack.conf as Slurm's commands do. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check_lwk.h"
+#include "common/slurmconf.h"
+
+static char path[2][4200];
+
+/* The candidates of a tree: etc/slurm.conf, then run/conf/slurm.conf. */
+static const char *const *cands(void)
+{
+	static const char *c[3];
+
+	snprintf(path[0], sizeof(path[0]), "%s/etc/slurm.conf", tree_root);
+	snprintf(path[1], sizeof(path[1]), "%s/run/conf/slurm.conf", tree_root);
+	c[0] = path[0];
+	c[1] = path[1];
+	c[2] = NULL;
+	return c;
+}
+
+START_TEST(slurm_conf_env_then_default_then_configless_cache)
+{
+	char buf[4200], want[4200];
+
+	tree_make("slurmconf");
+	tree_mkdir("etc");
+	tree_mkdir("run/conf");
+	/* Nothing there: -1, naming both places looked at. */
+	ck_assert_int_eq(lwk_slurm_conf_find(NULL, cands(), buf, sizeof(buf)), -1);
+	ck_assert_ptr_nonnull(strstr(buf, path[0]));
+	ck_assert_ptr_nonnull(strstr(buf, " or "));
+	ck_assert_ptr_nonnull(strstr(buf, path[1]));
+	/* A configless node: only slurmd's cached copy. */
+	tree_put("run/conf/slurm.conf", "ClusterName=c\n");
+	ck_assert_int_eq(lwk_slurm_conf_find(NULL, cands(), buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, path[1]);
+	/* The installed file comes first; an empty $SLURM_CONF is unset. */
+	tree_put("etc/slurm.conf", "ClusterName=c\n");
+	ck_assert_int_eq(lwk_slurm_conf_find("", cands(), buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, path[0]);
+	/* $SLURM_CONF wins, whether or not its file exists. */
+	snprintf(want, sizeof(want), "%s/elsewhere.conf", tree_root);
+	ck_assert_int_eq(lwk_slurm_conf_find(want, cands(), buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, want);
+	ck_assert_int_eq(lwk_slurm_conf_find(want, cands(), buf, 8), -2);
+	tree_remove();
+}
+END_TEST
+
+/* lwk_plugstack_of on tree_root/rel, expecting want (below the tree
+ * when relative). */
+static void expect_plugstack(const char *rel, const char *want)
+{
+	char conf[4200], buf[4200], full[4200];
+
+	snprintf(conf, sizeof(conf), "%s/%s", tree_root, rel);
+	if (want[0] == '/')
+		snprintf(full, sizeof(full), "%s", want);
+	else
+		snprintf(full, sizeof(full), "%s/%s", tree_root, want);
+	ck_assert_int_eq(lwk_plugstack_of(conf, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, full);
+}
+
+START_TEST(plugstack_beside_slurm_conf_unless_plugstackconfig_says)
+{
+	char conf[4200], buf[4200];
+
+	tree_make("plugstackof");
+	/* No PlugStackConfig: beside slurm.conf (a configless node's cached
+	 * copy, as Slurm ships it). */
+	tree_put("slurm.conf", "ClusterName=c\n# PlugStackConfig=/commented/out\n");
+	expect_plugstack("slurm.conf", "plugstack.conf");
+	/* Given, absolute, any case, spaces around '=', a comment after. */
+	tree_put("slurm.conf", "ClusterName=c\nplugstackconfig = /opt/slurm/etc/ps.conf # site\n");
+	expect_plugstack("slurm.conf", "/opt/slurm/etc/ps.conf");
+	/* Relative: below slurm.conf's directory. */
+	tree_put("slurm.conf", "PlugStackConfig=spank/plugstack.conf\n");
+	expect_plugstack("slurm.conf", "spank/plugstack.conf");
+	/* A key that only starts the same is another key. */
+	tree_put("slurm.conf", "PlugStackConfigX=/no\n");
+	expect_plugstack("slurm.conf", "plugstack.conf");
+	/* In a file an Include line names (a glob, relative). */
+	tree_mkdir("slurm.conf.d");
+	tree_put("slurm.conf.d/10-spank.conf", "PlugStackConfig=/etc/site/plugstack.conf\n");
+	tree_put("slurm.conf", "ClusterName=c\nInclude slurm.conf.d/*.conf\n");
+	expect_plugstack("slurm.conf", "/etc/site/plugstack.conf");
+	/* The last one counts, as in Slurm; a quoted value keeps blanks. */
+	tree_put("slurm.conf", "PlugStackConfig=/first.conf\nPlugStackConfig=\"/a b/last.conf\"\n");
+	expect_plugstack("slurm.conf", "/a b/last.conf");
+	/* An include loop ends (depth bound): plugstack.conf beside it. */
+	tree_put("slurm.conf", "include slurm.conf\n");
+	expect_plugstack("slurm.conf", "plugstack.conf");
+	/* Globs that match themselves: at most 64 files are read (else 10
+	 * files each including all 10, eight deep, would take 10^8). */
+	for (int i = 0; i < 10; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "slurm.conf.d/%d.conf", i);
+		tree_put(rel, "Include slurm.conf.d/*.conf\n");
+	}
+	tree_put("slurm.conf", "Include slurm.conf.d/*.conf\nPlugStackConfig=/after.conf\n");
+	expect_plugstack("slurm.conf", "/after.conf");
+	/* Only regular files are read: a device or a FIFO an Include
+	 * names is never opened (a FIFO would block the sweep). */
+	snprintf(conf, sizeof(conf), "%s/fifo", tree_root);
+	ck_assert_int_eq(mkfifo(conf, 0600), 0);
+	tree_put("slurm.conf", "Include /dev/null\nInclude fifo\n");
+	expect_plugstack("slurm.conf", "plugstack.conf");
+	/* No slurm.conf: -1, naming it. */
+	snprintf(conf, sizeof(conf), "%s/missing.conf", tree_root);
+	ck_assert_int_eq(lwk_plugstack_of(conf, buf, sizeof(buf)), -1);
+	ck_assert_str_eq(buf, conf);
+	tree_remove();
+}
+END_TEST
+
+Suite *slurmconf_suite(void)
+{
+	Suite *s = suite_create("slurmconf");
+	TCase *tc = tcase_create("slurmconf");
+
+	tcase_add_test(tc, slurm_conf_env_then_default_then_configless_cache);
+	tcase_add_test(tc, plugstack_beside_slurm_conf_unless_plugstackconfig_says);
+	suite_add_tcase(s, tc);
+	return s;
+}
