@@ -181,15 +181,36 @@ need_private() {
 		skip "needs the private dev cluster (it edits plugstack.conf or reads daemon logs); pointed at $SLURM_CONF"
 }
 
+# The file with the plugin's line, which the tests edit: plugstack.conf
+# itself, or on Debian's layout (the site stack's guests) the
+# plugstack.conf.d/lwk.conf it includes.
+if [ -n "${LWK_DEV_DIR:-}" ] && [ -e "$LWK_DEV_DIR/plugstack.conf.d/lwk.conf" ]; then
+	LWK_PLUGSTACK=$LWK_DEV_DIR/plugstack.conf.d/lwk.conf
+else
+	LWK_PLUGSTACK=${LWK_DEV_DIR:+$LWK_DEV_DIR/plugstack.conf}
+fi
+
+# plugstack_set FILE KEY=VALUE...: the plugin's line in FILE with these
+# arguments, in place of any it had for the same keys (the package's
+# example line already says on_error=fail_job).
+plugstack_set() {
+	local conf=$1 kv
+	shift
+	for kv in "$@"; do
+		sed -i -e "/^[^#]*lwk[.]so/s| ${kv%%=*}=[^ ]*||" -e "/^[^#]*lwk[.]so/s|\$| $kv|" "$conf"
+	done
+}
+
 # with_plugstack ARGS CMD...: run CMD with plugstack.conf arguments ARGS,
 # then put the original back (a job submitted in CMD must have started
 # its steps by then: slurmstepd reads plugstack.conf at each launch).
 with_plugstack() {
-	local args=$1 conf=$LWK_DEV_DIR/plugstack.conf rc=0
+	local args=$1 conf=$LWK_PLUGSTACK rc=0
 	shift
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf" # even if "$@" fails the test
-	sed -i "1s|\$| $args|" "$conf"
+	# shellcheck disable=SC2086 # one word an argument
+	plugstack_set "$conf" $args
 	"$@" || rc=$?
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	return $rc

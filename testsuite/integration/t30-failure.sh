@@ -59,7 +59,7 @@ test_plugstack_unknown_key_is_an_error_naming_it() {
 	need_private
 	with_plugstack "on_error=fail_job statedir=/tmp" \
 		run_expect_fail "$LWK_WORK/err" srun -N1 true
-	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate, syncmon_memory, syncmon_cpu" \
+	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate, lwk_irqbalance, syncmon_memory, syncmon_cpu" \
 		"$LWK_WORK/err"
 	with_plugstack "on_error=sometimes" run_expect_fail "$LWK_WORK/err" sbatch --wrap true
 	assert_grep "on_error must be one of fail_job\|drain_node" "$LWK_WORK/err"
@@ -81,13 +81,13 @@ test_on_error_drain_node_leaves_no_forged_value_a_drain() {
 	need_private
 	client_without_plugin
 	# The last node: the one the fewest other tests use.
-	local name state='' conf=$LWK_DEV_DIR/plugstack.conf node=node$LWK_NODES
+	local name state='' conf=$LWK_PLUGSTACK node=node$LWK_NODES
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the steps have run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	defer scontrol update nodename="$node" state=resume
-	sed -i '1s|$| on_error=drain_node|' "$conf"
+	plugstack_set "$conf" on_error=drain_node
 	name=$(unique_name drain)
 	run_expect_fail "$LWK_WORK/err" env SLURM_CONF="$LWK_WORK/client.conf" \
 		_SLURM_SPANK_OPTION_lwk_lwk=backend=none sbatch -J "$name" -N1 -w "$node" -o /dev/null --wrap true

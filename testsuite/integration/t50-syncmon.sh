@@ -240,10 +240,10 @@ test_a_job_that_ends_at_once_leaves_no_sampler_and_no_state() {
 # sampler, so the epilog always comes first.
 test_a_sampler_slow_to_start_is_still_stopped_by_the_epilog() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf real slow=$LWK_WORK/slow
+	local conf=$LWK_PLUGSTACK real slow=$LWK_WORK/slow
 	[ -z "${LWK_GUEST_SHARE:-}" ] || skip "the guests have no C compiler to build the slow stand-in"
 	command -v cc >/dev/null || skip "no C compiler here to build the slow stand-in"
-	real=$(sed -n '1s/.* syncmon=\([^ ]*\).*/\1/p' "$conf")
+	real=$(sed -n '/^[^#]*lwk[.]so/s/.* syncmon=\([^ ]*\).*/\1/p' "$conf")
 	real=${real:-/usr/libexec/slurm-lwk/lwk-syncmon}
 	mkdir -p "$slow"
 	printf '#include <unistd.h>\nint main(int c, char **v)\n{ (void)c; sleep(2); v[0] = "%s"; execv(v[0], v); return 127; }\n' \
@@ -252,9 +252,9 @@ test_a_sampler_slow_to_start_is_still_stopped_by_the_epilog() {
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	if grep -q ' syncmon=' "$conf"; then
-		sed -i "1s| syncmon=[^ ]*| syncmon=$slow/lwk-syncmon|" "$conf"
+		sed -i "/^[^#]*lwk[.]so/s| syncmon=[^ ]*| syncmon=$slow/lwk-syncmon|" "$conf"
 	else
-		sed -i "1s|\$| syncmon=$slow/lwk-syncmon|" "$conf"
+		sed -i "/^[^#]*lwk[.]so/s|\$| syncmon=$slow/lwk-syncmon|" "$conf"
 	fi
 	short_jobs_leave_nothing 1 "$LWK_WORK/sm-slow"
 	cp "$LWK_WORK/plugstack.orig" "$conf"

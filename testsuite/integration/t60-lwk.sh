@@ -189,13 +189,13 @@ test_a_job_without_the_whole_node_is_refused() {
 # OS cores are whole dies, so the partition is whole dies too.
 test_os_cores_in_whole_dies_when_the_node_says_so() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf line dies per out want
+	local conf=$LWK_PLUGSTACK line dies per out want
 	line=$(scontrol show node node1)
 	dies=$(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2)
 	per=$(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2)
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	sed -i "1s|\$| lwk_whole_dies=yes|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|\$| lwk_whole_dies=yes|" "$conf"
 	if [ "$dies" -ge 2 ]; then
 		out=$(srun -N1 -w node1 --lwk=os=1 printenv SLURM_LWK_OS_CPUS 2>"$LWK_WORK/err") ||
 			fail "srun failed: $(cat "$LWK_WORK/err")"
@@ -353,10 +353,10 @@ test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 # the step fails, never the node; lwk_isolate=bad is refused by name.
 test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf out
+	local conf=$LWK_PLUGSTACK out
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	sed -i "1s|\$| lwk_isolate=partition|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|\$| lwk_isolate=partition|" "$conf"
 	if on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1; then
 		out=$(srun -N1 -w node1 --lwk printenv SLURM_LWK_ISOLATION 2>"$LWK_WORK/err") ||
 			fail "srun failed: $(cat "$LWK_WORK/err")"
@@ -370,7 +370,7 @@ test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 	fi
 	# The step's epilog must not meet the bad value below.
 	wait_no_partition node1
-	sed -i "1s|lwk_isolate=partition|lwk_isolate=isolated|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|lwk_isolate=partition|lwk_isolate=isolated|" "$conf"
 	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 true
 	assert_grep "lwk_isolate.*one of auto\|partition\|cpuset" "$LWK_WORK/err" "srun's error"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
@@ -415,7 +415,7 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	# plugstack.conf.d/*.conf (relative: below its own directory).
 	mkdir -p "$LWK_WORK/sweep-conf/plugstack.conf.d"
 	echo "include plugstack.conf.d/*.conf" >"$LWK_WORK/sweep-conf/plugstack.conf"
-	cp "$LWK_DEV_DIR/plugstack.conf" "$LWK_WORK/sweep-conf/plugstack.conf.d/lwk.conf"
+	cp "$LWK_PLUGSTACK" "$LWK_WORK/sweep-conf/plugstack.conf.d/lwk.conf"
 	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_WORK/sweep-conf/plugstack.conf" --node node1 --dry-run) ||
 		fail "lwk-sweep --dry-run (plugstack.conf.d) failed: $out"
 	grep -q "^job $jid: running, kept$" <<<"$out" || fail "dry run (plugstack.conf.d): $out"
@@ -495,12 +495,12 @@ install_standin() {
 }
 test_mckernel_backend_against_the_ihk_stand_in() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf standin jid out calls sluid
+	local conf=$LWK_PLUGSTACK standin jid out calls sluid
 	standin=$(install_standin)
 	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	sed -i "1s|\$| mckernel=$standin|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|\$| mckernel=$standin|" "$conf"
 	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=64M -o "$LWK_WORK/mck.out" \
 		--wrap 'echo "backend=$SLURM_LWK_BACKEND app=$SLURM_LWK_APP_CPUS os=$SLURM_LWK_OS_CPUS"
 			srun "$SLURM_LWK_MCEXEC" bash -c "echo proxy \$(sed -n \"s/^Cpus_allowed_list:\t//p\" /proc/self/status)"') ||
@@ -537,7 +537,7 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 # nor stopped.
 test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf standin jid user dir calls
+	local conf=$LWK_PLUGSTACK standin jid user dir calls
 	standin=$(install_standin)
 	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
 	user=$(make_test_user)
@@ -545,7 +545,7 @@ test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
 	mkdir -p "$dir" && chown "$user" "$dir"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	sed -i "1s|\$| mckernel=$standin|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|\$| mckernel=$standin|" "$conf"
 	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$dir/out" \
 		--wrap 'srun "$SLURM_LWK_MCEXEC" true && echo mcexec-ok') || fail "sbatch as $user failed"
 	wait_job "$jid"
@@ -703,7 +703,7 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 	[ -z "${LWK_GUEST_SHARE:-}" ] ||
 		skip "the live job holding node2 runs on node1: its slurmstepd is seen from node2 only where the nodes share one host (the dev cluster)"
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
-	local other jid conf=$LWK_DEV_DIR/plugstack.conf dir i
+	local other jid conf=$LWK_PLUGSTACK dir i
 	other=$(sbatch --parsable -N1 -n1 -w node1 -o /dev/null --wrap 'sleep 300') || fail "sbatch failed"
 	defer scancel "$other"
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
@@ -718,7 +718,7 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	defer scontrol update nodename=node2 state=resume
-	sed -i '1s|$| on_error=drain_node|' "$conf"
+	plugstack_set "$conf" on_error=drain_node
 	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/bs2.out" \
 		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
 	defer scancel "$jid"
@@ -786,12 +786,12 @@ assert_batch_fails_with() {
 
 test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
 	need_private
-	local conf=$LWK_DEV_DIR/plugstack.conf dir=$LWK_WORK/no-cgroups
+	local conf=$LWK_PLUGSTACK dir=$LWK_WORK/no-cgroups
 	mkdir -p "$dir"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	defer scontrol update nodename=node2 state=resume
-	sed -i "1s|\$| cgroup_root=$dir|" "$conf"
+	sed -i "/^[^#]*lwk[.]so/s|\$| cgroup_root=$dir|" "$conf"
 	assert_batch_fails_with "^lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under $dir on node2"
 }
 

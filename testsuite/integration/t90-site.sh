@@ -1,0 +1,295 @@
+# shellcheck shell=bash disable=SC2154  # job_state is set by wait_job in lib.sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What a site's stack adds around the plugin, where the cluster has it
+# (the trixie guests run it: scripts/vmcluster's site stack): accounting
+# in slurmdbd, systemd managing slurmd's scope, the extern step with a
+# private /tmp for each job (job_container/tmpfs), configless nodes.
+# Each test skips, saying which setting it needs, on a cluster without.
+
+config_value() {
+	scontrol show config | sed -n "s/^$1 *= *//p"
+}
+
+# need_config KEY VALUE: skip unless slurm.conf's KEY is VALUE here.
+need_config() {
+	local v
+	v=$(config_value "$1")
+	[ "$v" = "$2" ] || skip "needs $1=$2 (here: ${v:-unset})"
+}
+
+# The last node: a compute node other than the controller on the guests.
+last_node() {
+	echo "node$LWK_NODES"
+}
+
+# sacct_line JID: "State|ExitCode" of the job's allocation, once
+# slurmdbd has its end (the controller sends it when the job ends).
+sacct_line() {
+	local jid=$1 line deadline
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		line=$(sacct -n -X -P -j "$jid" -o State,ExitCode 2>/dev/null | head -1)
+		case $line in
+		'' | PENDING* | RUNNING* | COMPLETING*) snooze 0.5 ;;
+		*) echo "$line"; return 0 ;;
+		esac
+	done
+	echo "${line:-no record}"
+}
+
+# Every job reaches accounting with its state and exit code, as the
+# site's users and reports read them: a plain job, an --lwk job that
+# exits 3, and a step the node refused (the reason is in the job's own
+# output: no SPANK call writes an accounting field from the node).
+test_accounting_records_each_job_with_its_state_and_exit_code() {
+	need_private
+	need_config AccountingStorageType accounting_storage/slurmdbd
+	local node plain failing refused name line
+	node=$(last_node)
+	plain=$(sbatch --parsable -N1 -w "$node" -o /dev/null --wrap true) || fail "sbatch failed"
+	failing=$(sbatch --parsable -N1 -w "$node" -o /dev/null --lwk=os=1 --wrap 'exit 3') || fail "sbatch --lwk failed"
+	name=$(unique_name refused)
+	run_expect_fail "$LWK_WORK/err" srun -J "$name" -N1 -w "$node" --lwk=os=1024 true
+	assert_grep "lwk: --lwk: os=1024 leaves no App core" "$LWK_WORK/err" "srun's output"
+	refused=$(squeue -h -t all -n "$name" -o %i | head -1)
+	[ -n "$refused" ] || fail "no job named $name"
+	wait_job "$plain"
+	wait_job "$failing"
+	line=$(sacct_line "$plain")
+	[ "$line" = "COMPLETED|0:0" ] || fail "job $plain in accounting: $line, expected COMPLETED|0:0"
+	line=$(sacct_line "$failing")
+	[ "$line" = "FAILED|3:0" ] || fail "--lwk job $failing in accounting: $line, expected FAILED|3:0"
+	line=$(sacct_line "$refused")
+	[[ $line == FAILED\|* ]] || fail "refused job $refused in accounting: $line, expected FAILED"
+	all_nodes_usable
+}
+
+# An --lwk job's partitions live below Slurm's scope, which systemd
+# manages (slurmd.service has Delegate=yes): when the job ends, systemd
+# sees no failed unit and no scope of the job's, and no cgroup of the
+# job's is left in the tree.
+test_an_lwk_job_leaves_nothing_in_systemds_view() {
+	need_private
+	local node jid out left
+	node=$(last_node)
+	on_node "$node" test -d /run/systemd/system || skip "needs systemd on $node"
+	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/lwk.out" --lwk=os=1 \
+		--wrap 'srun grep Cpus_allowed_list /proc/self/status') || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/lwk.out")"
+	out=$(on_node "$node" systemctl list-units --failed --plain --no-legend)
+	[ -z "$out" ] || fail "failed units on $node after job $jid: $out"
+	out=$(on_node "$node" systemctl list-units --type=scope --plain --no-legend)
+	left=$(grep -v -e '^init\.scope ' -e "^${node}_slurmstepd\\.scope " <<<"$out" || true)
+	[ -z "$left" ] || fail "scopes on $node after job $jid: $left"
+	grep -q "^${node}_slurmstepd\\.scope " <<<"$out" || fail "no ${node}_slurmstepd.scope on $node: $out"
+	left=$(on_node "$node" find /sys/fs/cgroup -type d -name "job_$jid")
+	[ -z "$left" ] || fail "cgroups of job $jid left on $node: $left"
+	out=$(on_node "$node" systemctl is-system-running || true)
+	[ "$out" = running ] || fail "$node's systemd is $out after job $jid"
+}
+
+# With job_container/tmpfs each job has a /tmp of its own; the sampler,
+# which starts beside the job, writes nothing into it.
+test_the_sampler_leaves_the_jobs_private_tmp_alone() {
+	need_private
+	need_config JobContainerType job_container/tmpfs
+	local node jid dir=$LWK_WORK/sm-tmp mark
+	node=$(last_node)
+	mkdir -p "$dir"
+	mark=lwk-private-tmp-$$-$RANDOM
+	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/tmp.out" --sync-monitor=interval=50ms,dir="$dir" \
+		--wrap "ls -A /tmp >$LWK_WORK/tmp.before; touch /tmp/$mark; srun sleep 2; ls -A /tmp >$LWK_WORK/tmp.after") ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/tmp.out")"
+	ls "$dir"/syncmon-"$jid"-*.jsonl >/dev/null 2>&1 || fail "no sampler output for job $jid in $dir"
+	[ ! -s "$LWK_WORK/tmp.before" ] || fail "job $jid's /tmp at its start: $(cat "$LWK_WORK/tmp.before")"
+	[ "$(cat "$LWK_WORK/tmp.after")" = "$mark" ] ||
+		fail "job $jid's /tmp at its end holds more than its own file: $(cat "$LWK_WORK/tmp.after")"
+	# And it was the job's own /tmp: the node's has no such file.
+	! on_node "$node" test -e "/tmp/$mark" || fail "the job's file is in $node's /tmp: no private /tmp"
+}
+
+# A configless node has no slurm.conf of its own: lwk-sweep finds
+# slurmd's cached copy as Slurm's commands do, reads plugstack.conf
+# from beside it (and the node's own plugstack.conf.d it includes),
+# and asks slurmctld with it.
+test_lwk_sweep_finds_the_configuration_on_a_configless_node() {
+	need_private
+	local node jid out
+	node=$(last_node)
+	on_node "$node" test ! -e /etc/slurm/slurm.conf -a -e /run/slurm/conf/slurm.conf ||
+		skip "needs a configless node ($node has /etc/slurm/slurm.conf or no /run/slurm/conf)"
+	jid=$(sbatch --parsable -N1 -w "$node" -o /dev/null --lwk=os=1 --wrap 'srun sleep 300') ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	await_on "$node" "$(wait_bound)" exists "$LWK_STATE_DIR/$node/$jid/lwk.state" ||
+		fail "no --lwk state of job $jid on $node"
+	out=$(on_node "$node" env -u SLURM_CONF "$(lwk_tool lwk-sweep)" --node "$node" --dry-run 2>&1) ||
+		fail "lwk-sweep --dry-run failed on $node: $out"
+	grep -q "^job $jid: running, kept$" <<<"$out" || fail "lwk-sweep on $node: $out"
+	! grep -q "slurmctld cannot be asked" <<<"$out" || fail "lwk-sweep on $node could not load libslurm: $out"
+	scancel "$jid"
+	wait_job "$jid"
+}
+
+# irqbalance_ask NODE MESSAGE: irqbalance's answer on NODE (its socket
+# takes only root's messages with their credentials attached: Python's
+# sendmsg, which every guest has).
+irqbalance_ask() {
+	on_node "$1" python3 -c '
+import glob, os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(glob.glob("/run/irqbalance/irqbalance*.sock")[0])
+s.sendmsg([sys.argv[1].encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+    struct.pack("iII", os.getpid(), os.getuid(), os.getgid()))])
+print(s.recv(4096).decode())' "$2"
+}
+
+# banned_cpus NODE: the CPUs irqbalance keeps IRQs off now, a cpulist.
+banned_cpus() {
+	irqbalance_ask "$1" setup | python3 -c '
+import sys
+m = int(sys.stdin.read().split("BANNED ")[1].split()[0].replace(",", ""), 16)
+print(",".join(str(c) for c in range(m.bit_length()) if m >> c & 1))'
+}
+
+# cpus_union LIST...: the CPUs of these cpulists, one CPU each, by number.
+cpus_union() {
+	python3 -c '
+import sys
+s = set()
+for t in sys.argv[1:]:
+    for p in t.split(","):
+        if p:
+            a, _, b = p.partition("-")
+            s.update(range(int(a), int(b or a) + 1))
+print(",".join(map(str, sorted(s))))' "$@"
+}
+
+# irqs_on NODE CPULIST IRQ...: the IRQs of these whose affinity has a
+# CPU of CPULIST.
+irqs_on() {
+	local node=$1 cpus=$2
+	shift 2
+	on_node "$node" python3 -c '
+import sys
+def cpus(text):
+    out = set()
+    for part in text.strip().split(","):
+        if part:
+            a, _, b = part.partition("-")
+            out.update(range(int(a), int(b or a) + 1))
+    return out
+app = cpus(sys.argv[1])
+for irq in sys.argv[2:]:
+    try:
+        aff = cpus(open("/proc/irq/%s/smp_affinity_list" % irq).read())
+    except OSError:
+        continue
+    if aff & app:
+        print(irq, end=" ")' "$cpus" "$@"
+}
+
+# own_banned NODE: the CPUs irqbalance on NODE keeps IRQs off by
+# itself, as irqbalance(1) says it decides: IRQBALANCE_BANNED_CPUS or
+# IRQBALANCE_BANNED_CPULIST in its environment, else the kernel's
+# isolated and nohz_full CPUs (a cpulist, one CPU each).
+own_banned() {
+	on_node "$1" python3 -c '
+import subprocess
+pid = subprocess.run(["systemctl", "show", "-P", "MainPID", "irqbalance"], capture_output=True, text=True).stdout.strip()
+env = dict(v.split("=", 1) for v in open("/proc/%s/environ" % pid).read().split("\0") if "=" in v)
+def cpus(text):
+    out = set()
+    for part in text.strip().split(","):
+        if part and part[0].isdigit():
+            a, _, b = part.partition("-")
+            out.update(range(int(a), int(b or a) + 1))
+    return out
+if env.get("IRQBALANCE_BANNED_CPUS"):
+    m = int(env["IRQBALANCE_BANNED_CPUS"].replace(",", ""), 16)
+    s = {c for c in range(m.bit_length()) if m >> c & 1}
+elif env.get("IRQBALANCE_BANNED_CPULIST"):
+    s = cpus(env["IRQBALANCE_BANNED_CPULIST"])
+else:
+    s = cpus(open("/sys/devices/system/cpu/isolated").read()) | cpus(open("/sys/devices/system/cpu/nohz_full").read())
+print(",".join(map(str, sorted(s))))'
+}
+
+# lwk_job_irqs NODE OUT WANT: an --lwk job on NODE, once its partition
+# is ready and irqbalance bans WANT ("app": the job's App CPUs and its
+# own), its IRQs watched for 22 s after a rescan (as irqbalance makes
+# on its own when CPUs or IRQs come and go; SIGHUP asks for one): every
+# IRQ is placed anew then, at its next pass (every 10 s; a rescan pass
+# places nothing).  Writes to OUT the shell assignments app= (its App
+# CPUs), moved= (the IRQs the plugin moved off them), kept= (those the
+# kernel keeps where they are: per-CPU, managed), back= (each moved IRQ
+# found back on an App CPU, once a look).  Ends the job.
+lwk_job_irqs() {
+	local node=$1 out=$2 want=$3 jid state app listed kept moved='' back='' i
+	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/irq.out" --lwk=os=1 --wrap 'srun sleep 120') ||
+		fail "sbatch failed"
+	defer scancel "$jid"
+	state=$LWK_STATE_DIR/$node/$jid/lwk.state
+	await_on "$node" "$(wait_bound)" line "$state" 'ready' || fail "job $jid's partition not ready on $node"
+	app=$(on_node "$node" sed -n 's/^app_cpus //p' "$state")
+	[ "$want" != app ] || want=$(cpus_union "$app" "$own")
+	await_banned "$node" "$want" ||
+		fail "irqbalance bans CPUs '$(banned_cpus "$node")' during job $jid, expected '$want' (App CPUs $app, its own '$own')"
+	listed=$(on_node "$node" sed -n 's/^irq \([0-9]*\) .*/\1/p' "$state" | sort -un | tr '\n' ' ')
+	# shellcheck disable=SC2086 # one IRQ a word
+	kept=" $(irqs_on "$node" "$app" $listed)"
+	for i in $listed; do [[ $kept == *" $i "* ]] || moved+="$i "; done
+	on_node "$node" systemctl kill -s HUP irqbalance
+	for ((i = 0; i < 22; i++)); do
+		snooze 1
+		# shellcheck disable=SC2086 # one IRQ a word
+		[ -z "$moved" ] || back+=$(irqs_on "$node" "$app" $moved)
+	done
+	printf 'app=%q moved=%q kept=%q back=%q\n' "$app" "$moved" "$kept" "$back" >"$out"
+	scancel "$jid"
+	wait_job "$jid"
+}
+
+# With irqbalance running, the IRQs the plugin moves off the App cores
+# stay off them for the whole job, through irqbalance's rescans
+# (irqbalance is told to keep off them), and after the job irqbalance
+# may use those cores again.  The same job with lwk_irqbalance=no,
+# first, measures what irqbalance does left alone.
+test_irqbalance_keeps_off_the_app_cores_during_an_lwk_job() {
+	need_private
+	local node own app moved kept back alone
+	node=$(last_node)
+	on_node "$node" sh -c 'ls /run/irqbalance/irqbalance*.sock' >/dev/null 2>&1 ||
+		skip "needs irqbalance running on $node"
+	own=$(own_banned "$node") || fail "cannot tell what irqbalance on $node bans by itself"
+	# An earlier job's end is taken in at irqbalance's next pass.
+	await_banned "$node" "$own" || fail "irqbalance on $node bans '$(banned_cpus "$node")', not its own '$own'"
+	with_plugstack "lwk_irqbalance=no" lwk_job_irqs "$node" "$LWK_WORK/irq.alone" "$own"
+	# shellcheck disable=SC1091 # written just above
+	. "$LWK_WORK/irq.alone"
+	[ -n "$moved" ] || skip "no IRQ of $node could be moved off App CPUs $app"
+	alone=$(wc -w <<<"$back")
+	[ "$alone" -gt 0 ] ||
+		skip "left alone, irqbalance put none of IRQs $moved back on App CPUs $app within 22 s of a rescan: the ban cannot be told from no ban here"
+	lwk_job_irqs "$node" "$LWK_WORK/irq.told" app
+	# shellcheck disable=SC1091
+	. "$LWK_WORK/irq.told"
+	[ -z "$back" ] || fail "IRQs back on App CPUs $app during the job with irqbalance told: $back"
+	await_banned "$node" "$own" ||
+		fail "irqbalance bans CPUs '$(banned_cpus "$node")' after the job, expected its own '$own'"
+	echo "measure: irqbalance on $node, 22 looks a second after a rescan at IRQs $moved moved off App CPUs $app: $alone looks found one back on them with lwk_irqbalance=no, 0 with the plugin telling it (the kernel keeps IRQs$kept where they are)"
+}
+
+# await_banned NODE CPUS: until irqbalance on NODE bans exactly CPUS (a
+# ban is taken in at its next pass: every 10 s), for at most 25 s.
+await_banned() {
+	local deadline
+	for ((deadline = SECONDS + 25; SECONDS < deadline; )); do
+		[ "$(banned_cpus "$1")" = "$2" ] && return 0
+		snooze 1
+	done
+	return 1
+}
