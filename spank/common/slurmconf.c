@@ -2,7 +2,6 @@
 #include "common/slurmconf.h"
 
 #include <fcntl.h>
-#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -66,8 +65,8 @@ static FILE *regular_file(const char *file)
 	return f;
 }
 
-/* What one look through slurm.conf and its includes may read: an
- * Include glob can match the including file, or a huge file. */
+/* What one look through slurm.conf and its includes may read: a file
+ * may include itself many times, or be huge. */
 struct scan_budget {
 	int files;	/* files opened, at most 64 */
 	size_t bytes;	/* bytes read, at most 1 MiB */
@@ -88,8 +87,8 @@ static char *value_of(char *v)
 
 /*
  * PlugStackConfig's value in file and what it includes, in order (Slurm
- * keeps the last; its key names are case-insensitive; "Include" takes a
- * path or a glob), into buf.  b->found says whether one was seen.
+ * keeps the last; its key names are case-insensitive; "Include" names
+ * one file), into buf.  b->found says whether one was seen.
  * 0, or -1 when the top file cannot be read or a path is too long.
  */
 static int scan(const char *file, const char *dir, int depth, struct scan_budget *b, char *buf,
@@ -111,17 +110,12 @@ static int scan(const char *file, const char *dir, int depth, struct scan_budget
 		b->bytes += strlen(line);
 		k[strcspn(k, "#\r\n")] = '\0';
 		if (!strncasecmp(k, "Include", 7) && (k[7] == ' ' || k[7] == '\t') && depth < 8) {
-			char pattern[4096];
-			glob_t g;
+			char path[4096];
 
+			/* One file, as Slurm takes it: no glob. */
 			v = value_of(k + 8 + strspn(k + 8, " \t"));
-			if (!*v || resolve(dir, v, pattern, sizeof(pattern)))
-				continue;
-			if (glob(pattern, 0, NULL, &g) == 0) {
-				for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
-					rc = scan(g.gl_pathv[i], dir, depth + 1, b, buf, len);
-				globfree(&g);
-			}
+			if (*v && resolve(dir, v, path, sizeof(path)) == 0)
+				rc = scan(path, dir, depth + 1, b, buf, len);
 			continue;
 		}
 		if (strncasecmp(k, "PlugStackConfig", 15))

@@ -29,8 +29,9 @@ int lwk_slurm_conf_find(const char *env, const char *const *cands, char *buf, si
 /*
  * The plugstack.conf slurm.conf at conf names: its PlugStackConfig
  * (the last, following its Include lines; a relative path is below
- * conf's directory; 64 files and 1 MiB read at most), else
- * plugstack.conf beside it.  0, or -1 when conf
+ * conf's directory, where Slurm would take it from its own working
+ * directory; 64 files and 1 MiB read at most), else plugstack.conf
+ * beside it.  0, or -1 when conf
  * cannot be read or the path does not fit (buf then names conf).
  */
 int lwk_plugstack_of(const char *conf, char *buf, size_t len);

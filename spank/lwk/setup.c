@@ -58,13 +58,14 @@ static int ban_irqbalance(const struct lwk_node_roots *r, uint32_t job, struct l
 	if (lwk_part_append_state(r, job, "irqbalance told\n", err, errlen))
 		return -1;
 	rc = lwk_irqbalance_ban(r->irqbalance_dir, r->proc, r->sysfs, &p->plan.app_cpus, why, sizeof(why));
-	if (rc < 0)
-		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance not told (%.160s)", why);
-	else if (rc == 0)
-		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance not told (it stopped)");
-	else
+	if (rc > 0) {
 		snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance told to keep off the App CPUs");
-	return 0;
+		return 0;
+	}
+	snprintf(p->irqbalance, sizeof(p->irqbalance), "; irqbalance not told (%.160s)",
+		 rc < 0 ? why : "no daemon listens on its socket");
+	/* Nothing was sent: nothing to give back (a ban set by hand stays). */
+	return lwk_part_append_state(r, job, "irqbalance untold\n", err, errlen);
 }
 
 /* backend linux: IRQs off the App CPUs, hugepages for mem=.  Each action

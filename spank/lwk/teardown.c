@@ -190,7 +190,8 @@ static void give_back_irqbalance(const struct lwk_node_roots *r, const char *sta
 	int rc;
 
 	if (!r->irqbalance_dir ||
-	    (strncmp(state, "irqbalance told\n", 16) && !strstr(state, "\nirqbalance told\n")))
+	    (strncmp(state, "irqbalance told\n", 16) && !strstr(state, "\nirqbalance told\n")) ||
+	    strstr(state, "\nirqbalance untold\n"))
 		return;
 	rc = lwk_irqbalance_ban(r->irqbalance_dir, r->proc, r->sysfs, NULL, err, sizeof(err));
 	if (rc > 0)

@@ -130,10 +130,12 @@ static int connect_to(const char *path, const struct timespec *end, long *pid, c
 			nanosleep(&pause, NULL);
 			continue;
 		}
+		int e = errno;
+
 		close(fd);
-		if (errno == ECONNREFUSED || errno == ENOENT)
+		if (e == ECONNREFUSED || e == ENOENT)
 			return -2;
-		return ERR("lwk: irqbalance: connect %s: %s", path, strerror(errno));
+		return ERR("lwk: irqbalance: connect %s: %s", path, strerror(e));
 	}
 	/* Root's, or this process's own user's (a test's stand-in). */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) || (peer.uid != 0 && peer.uid != geteuid()) ||
@@ -153,8 +155,10 @@ static int exchange(int fd, const char *msg, char *reply, size_t replylen,
 {
 	size_t got = 0;
 
-	if (wait_for(fd, POLLOUT, end) || send_with_credentials(fd, msg))
+	if (wait_for(fd, POLLOUT, end))
 		return ERR("lwk: irqbalance: it did not take '%.40s' in time", msg);
+	if (send_with_credentials(fd, msg))
+		return ERR("lwk: irqbalance: sending '%.40s': %s", msg, strerror(errno));
 	/* It answers "setup" and closes; "settings" it closes unanswered. */
 	while (reply && got + 1 < replylen) {
 		ssize_t n;
@@ -209,6 +213,9 @@ int lwk_irqbalance_parse_mask(const char *text, struct lwk_cpuset *out)
 	for (const char *w = text;; w++) {
 		size_t l = strspn(w, "0123456789abcdefABCDEF");
 
+		/* Leading zeros are no bits: a word may have more digits. */
+		while (l > 8 && *w == '0')
+			w++, l--;
 		if (l == 0 || l > 8 || n == (int)(sizeof(words) / sizeof(words[0])))
 			return -1;
 		words[n] = w;

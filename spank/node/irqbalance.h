@@ -50,7 +50,8 @@ int lwk_irqbalance_parse_mask(const char *text, struct lwk_cpuset *out);
  * IRQBALANCE_BANNED_CPULIST from its environment when set, else the
  * kernel's isolated and nohz_full CPUs.  0; 1 when its environment
  * could not be read (the kernel's lists only); -1 a value that does
- * not parse.
+ * not parse.  (irqbalance after 1.9.5 takes an empty
+ * IRQBALANCE_BANNED_CPULIST for "none": not yet here.)
  */
 int lwk_irqbalance_own(const char *proc, const char *sysfs, long pid, struct lwk_cpuset *out);
 

@@ -283,7 +283,7 @@ static const char *const seeds[] = {
 	"interval=500ms,offset=0,dir=/tmp/x,source=proc,idle=0.5,fullscan=20,flush=20,buffer=1M",
 	"probe=200ms,min_dies=1,max_dies=4,event=INST_RETIRED:ANY_P,objective=antt",
 	"lwk=no on_error=drain_node sync_monitor=yes contention_aware=1",
-	"ClusterName=c\nInclude /etc/slurm/*.conf\nPlugStackConfig = spank/plugstack.conf # x\n",
+	"ClusterName=c\nInclude slurm.conf\nPlugStackConfig = spank/plugstack.conf # x\n",
 	"0-3,8,10-20:2",
 	"00000001,0000000f",
 	"(null)",

@@ -221,15 +221,16 @@ print(",".join(map(str, sorted(s))))'
 # lwk_job_irqs NODE OUT WANT: an --lwk job on NODE, once its partition
 # is ready and irqbalance bans WANT ("app": the job's App CPUs and its
 # own), its IRQs watched for 22 s after a rescan (as irqbalance makes
-# on its own when CPUs or IRQs come and go; SIGHUP asks for one): every
-# IRQ is placed anew then, at its next pass (every 10 s; a rescan pass
-# places nothing).  Writes to OUT the shell assignments app= (its App
+# on its own when CPUs or IRQs come and go; SIGHUP asks for one, unless
+# one was just made: a new ban makes one too): every IRQ is placed anew
+# then, at its next pass (every 10 s; a rescan pass places nothing).
+# The job sleeps far longer than all this: its end puts the IRQs back.  Writes to OUT the shell assignments app= (its App
 # CPUs), moved= (the IRQs the plugin moved off them), kept= (those the
 # kernel keeps where they are: per-CPU, managed), back= (each moved IRQ
 # found back on an App CPU, once a look).  Ends the job.
 lwk_job_irqs() {
 	local node=$1 out=$2 want=$3 jid state app listed kept moved='' back='' i
-	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/irq.out" --lwk=os=1 --wrap 'srun sleep 120') ||
+	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/irq.out" --lwk=os=1 --wrap 'srun sleep 1000') ||
 		fail "sbatch failed"
 	defer scancel "$jid"
 	state=$LWK_STATE_DIR/$node/$jid/lwk.state

@@ -84,10 +84,13 @@ START_TEST(plugstack_beside_slurm_conf_unless_plugstackconfig_says)
 	/* A key that only starts the same is another key. */
 	tree_put("slurm.conf", "PlugStackConfigX=/no\n");
 	expect_plugstack("slurm.conf", "plugstack.conf");
-	/* In a file an Include line names (a glob, relative). */
+	/* In a file an Include line names (relative: below slurm.conf's
+	 * directory); a glob is a name, as in Slurm. */
 	tree_mkdir("slurm.conf.d");
 	tree_put("slurm.conf.d/10-spank.conf", "PlugStackConfig=/etc/site/plugstack.conf\n");
 	tree_put("slurm.conf", "ClusterName=c\nInclude slurm.conf.d/*.conf\n");
+	expect_plugstack("slurm.conf", "plugstack.conf");
+	tree_put("slurm.conf", "ClusterName=c\nInclude\tslurm.conf.d/10-spank.conf\n");
 	expect_plugstack("slurm.conf", "/etc/site/plugstack.conf");
 	/* The last one counts, as in Slurm; a quoted value keeps blanks. */
 	tree_put("slurm.conf", "PlugStackConfig=/first.conf\nPlugStackConfig=\"/a b/last.conf\"\n");
@@ -95,15 +98,14 @@ START_TEST(plugstack_beside_slurm_conf_unless_plugstackconfig_says)
 	/* An include loop ends (depth bound): plugstack.conf beside it. */
 	tree_put("slurm.conf", "include slurm.conf\n");
 	expect_plugstack("slurm.conf", "plugstack.conf");
-	/* Globs that match themselves: at most 64 files are read (else 10
-	 * files each including all 10, eight deep, would take 10^8). */
-	for (int i = 0; i < 10; i++) {
-		char rel[64];
-
-		snprintf(rel, sizeof(rel), "slurm.conf.d/%d.conf", i);
-		tree_put(rel, "Include slurm.conf.d/*.conf\n");
-	}
-	tree_put("slurm.conf", "Include slurm.conf.d/*.conf\nPlugStackConfig=/after.conf\n");
+	/* A file that includes itself ten times: at most 64 files are read
+	 * (eight deep, 10^8 otherwise). */
+	tree_put("slurm.conf.d/loop.conf", "Include slurm.conf.d/loop.conf\nInclude slurm.conf.d/loop.conf\n"
+					   "Include slurm.conf.d/loop.conf\nInclude slurm.conf.d/loop.conf\n"
+					   "Include slurm.conf.d/loop.conf\nInclude slurm.conf.d/loop.conf\n"
+					   "Include slurm.conf.d/loop.conf\nInclude slurm.conf.d/loop.conf\n"
+					   "Include slurm.conf.d/loop.conf\nInclude slurm.conf.d/loop.conf\n");
+	tree_put("slurm.conf", "Include slurm.conf.d/loop.conf\nPlugStackConfig=/after.conf\n");
 	expect_plugstack("slurm.conf", "/after.conf");
 	/* Only regular files are read: a device or a FIFO an Include
 	 * names is never opened (a FIFO would block the sweep). */

@@ -56,6 +56,10 @@ START_TEST(its_own_bans_as_it_decides_them)
 	lwk_cpulist_format(&s, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "32");
 	ck_assert_int_eq(lwk_irqbalance_parse_mask("ffffffff1", &s), -1);
+	/* Leading zeros are no bits, however many. */
+	ck_assert_int_eq(lwk_irqbalance_parse_mask("00000000000000ff", &s), 0);
+	lwk_cpulist_format(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0-7");
 	ck_assert_int_eq(lwk_irqbalance_parse_mask("1,,0", &s), -1);
 	ck_assert_int_eq(lwk_irqbalance_parse_mask("", &s), -1);
 	ck_assert_int_eq(lwk_irqbalance_parse_mask("xyz", &s), -1);
