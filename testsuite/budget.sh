@@ -22,8 +22,8 @@
 # one, for a pipeline that wants the run to stop there.
 # trixie's guests run the site stack (systemd, MariaDB and slurmdbd, an
 # extern step beside every job, irqbalance): its stage took 540 s alone
-# on this machine (2026-11-29) before the irqbalance test (115 s: two
-# jobs, each watched through irqbalance's 10 s passes).
+# on this machine (2026-11-29) before the irqbalance test (65 s alone,
+# 149 s in a whole run before it asked irqbalance for 1 s passes).
 declare -A stage_budget=(
 	[build]=180 [unit]=240 [fuzz]=60 [distcheck]=900 [packages]=600
 	[integration]=360 [cgroup]=240 [guests]=1000 [smt]=300 [trixie]=720 [sid]=420

@@ -218,18 +218,20 @@ else:
 print(",".join(map(str, sorted(s))))'
 }
 
-# lwk_job_irqs NODE OUT WANT: an --lwk job on NODE, once its partition
-# is ready and irqbalance bans WANT ("app": the job's App CPUs and its
-# own), its IRQs watched for 22 s after a rescan (as irqbalance makes
-# on its own when CPUs or IRQs come and go; SIGHUP asks for one, unless
-# one was just made: a new ban makes one too): every IRQ is placed anew
-# then, at its next pass (every 10 s; a rescan pass places nothing).
-# The job sleeps far longer than all this: its end puts the IRQs back.  Writes to OUT the shell assignments app= (its App
-# CPUs), moved= (the IRQs the plugin moved off them), kept= (those the
-# kernel keeps where they are: per-CPU, managed), back= (each moved IRQ
-# found back on an App CPU, once a look).  Ends the job.
+# lwk_job_irqs NODE OUT WANT SECONDS [first]: an --lwk job on NODE,
+# once its partition is ready and irqbalance bans WANT ("app": the
+# job's App CPUs and its own), its moved IRQs looked at once a second
+# for SECONDS after a rescan (as irqbalance makes on its own when CPUs
+# or IRQs come and go; SIGHUP asks for one, unless one was just made: a
+# new ban makes one too), every IRQ placed anew at its next pass (a
+# rescan pass places nothing); "first": until a look finds one back.
+# Writes to OUT the shell assignments app= (its App CPUs), moved= (the
+# IRQs the plugin moved off them), kept= (those the kernel keeps where
+# they are: per-CPU, managed), back= (each moved IRQ found back on an
+# App CPU, once a look), secs= (the looks).  The job sleeps far longer
+# than all this (its end puts the IRQs back); ended here.
 lwk_job_irqs() {
-	local node=$1 out=$2 want=$3 jid state app listed kept moved='' back='' i
+	local node=$1 out=$2 want=$3 secs=$4 first=${5:-} jid state app listed kept moved='' back='' i
 	jid=$(sbatch --parsable -N1 -w "$node" -o "$LWK_WORK/irq.out" --lwk=os=1 --wrap 'srun sleep 1000') ||
 		fail "sbatch failed"
 	defer scancel "$jid"
@@ -241,47 +243,71 @@ lwk_job_irqs() {
 		fail "irqbalance bans CPUs '$(banned_cpus "$node")' during job $jid, expected '$want' (App CPUs $app, its own '$own')"
 	listed=$(on_node "$node" sed -n 's/^irq \([0-9]*\) .*/\1/p' "$state" | sort -un | tr '\n' ' ')
 	# shellcheck disable=SC2086 # one IRQ a word
-	kept=" $(irqs_on "$node" "$app" $listed)"
+	kept=" $(unmovable "$node" $listed)"
 	for i in $listed; do [[ $kept == *" $i "* ]] || moved+="$i "; done
 	on_node "$node" systemctl kill -s HUP irqbalance
-	for ((i = 0; i < 22; i++)); do
+	for ((i = 1; i <= secs; i++)); do
 		snooze 1
 		# shellcheck disable=SC2086 # one IRQ a word
 		[ -z "$moved" ] || back+=$(irqs_on "$node" "$app" $moved)
+		[ -z "$first" ] || [ -z "$back" ] || break
 	done
-	printf 'app=%q moved=%q kept=%q back=%q\n' "$app" "$moved" "$kept" "$back" >"$out"
+	printf 'app=%q moved=%q kept=%q back=%q secs=%q\n' "$app" "$moved" "$kept" "$back" "$((i > secs ? secs : i))" >"$out"
 	scancel "$jid"
 	wait_job "$jid"
+}
+
+# unmovable NODE IRQ...: the IRQs of these whose affinity the kernel
+# does not let anyone set (per-CPU, managed): writing an IRQ's own
+# affinity back to it fails for those, and changes nothing for others.
+unmovable() {
+	local node=$1
+	shift
+	on_node "$node" python3 -c '
+import sys
+for irq in sys.argv[1:]:
+    path = "/proc/irq/%s/smp_affinity_list" % irq
+    try:
+        cur = open(path).read().strip()
+        with open(path, "w") as f:
+            f.write(cur)
+    except OSError:
+        print(irq, end=" ")' "$@"
 }
 
 # With irqbalance running, the IRQs the plugin moves off the App cores
 # stay off them for the whole job, through irqbalance's rescans
 # (irqbalance is told to keep off them), and after the job irqbalance
 # may use those cores again.  The same job with lwk_irqbalance=no,
-# first, measures what irqbalance does left alone.
+# first, measures what irqbalance does left alone.  irqbalance passes
+# once a second while the test runs (from its first pass after it is
+# asked; 10 s otherwise): the looks cover two 10 s passes left alone
+# (a rescan, then a placement), one when told (its ban's rescan seen).
 test_irqbalance_keeps_off_the_app_cores_during_an_lwk_job() {
 	need_private
-	local node own app moved kept back alone
+	local node own app moved kept back secs alone
 	node=$(last_node)
 	on_node "$node" sh -c 'ls /run/irqbalance/irqbalance*.sock' >/dev/null 2>&1 ||
 		skip "needs irqbalance running on $node"
+	irqbalance_ask "$node" "settings sleep 1" >/dev/null
+	defer irqbalance_ask "$node" "settings sleep 10"
 	own=$(own_banned "$node") || fail "cannot tell what irqbalance on $node bans by itself"
 	# An earlier job's end is taken in at irqbalance's next pass.
 	await_banned "$node" "$own" || fail "irqbalance on $node bans '$(banned_cpus "$node")', not its own '$own'"
-	with_plugstack "lwk_irqbalance=no" lwk_job_irqs "$node" "$LWK_WORK/irq.alone" "$own"
+	with_plugstack "lwk_irqbalance=no" lwk_job_irqs "$node" "$LWK_WORK/irq.alone" "$own" 22 first
 	# shellcheck disable=SC1091 # written just above
 	. "$LWK_WORK/irq.alone"
 	[ -n "$moved" ] || skip "no IRQ of $node could be moved off App CPUs $app"
-	alone=$(wc -w <<<"$back")
-	[ "$alone" -gt 0 ] ||
+	alone="$(wc -w <<<"$back") of IRQs $moved back on App CPUs $app within $secs s of a rescan"
+	[ -n "$back" ] ||
 		skip "left alone, irqbalance put none of IRQs $moved back on App CPUs $app within 22 s of a rescan: the ban cannot be told from no ban here"
-	lwk_job_irqs "$node" "$LWK_WORK/irq.told" app
+	lwk_job_irqs "$node" "$LWK_WORK/irq.told" app 12
 	# shellcheck disable=SC1091
 	. "$LWK_WORK/irq.told"
 	[ -z "$back" ] || fail "IRQs back on App CPUs $app during the job with irqbalance told: $back"
 	await_banned "$node" "$own" ||
 		fail "irqbalance bans CPUs '$(banned_cpus "$node")' after the job, expected its own '$own'"
-	echo "measure: irqbalance on $node, 22 looks a second after a rescan at IRQs $moved moved off App CPUs $app: $alone looks found one back on them with lwk_irqbalance=no, 0 with the plugin telling it (the kernel keeps IRQs$kept where they are)"
+	echo "measure: irqbalance on $node after a rescan: with lwk_irqbalance=no, $alone; told by the plugin, none of IRQs $moved on them over $secs s (the kernel keeps IRQs$kept where they are)"
 }
 
 # await_banned NODE CPUS: until irqbalance on NODE bans exactly CPUS (a
