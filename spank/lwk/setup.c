@@ -40,11 +40,11 @@ static int append_prefixed(const struct lwk_node_roots *r, uint32_t job, const c
 
 /*
  * irqbalance, where it runs, told to keep IRQs off the App CPUs too
- * (node/irqbalance.h): else its next pass moves them back.  Written
- * down first, so that the teardown gives it back its own.  Its failure
- * is said in p->irqbalance (the step's log line), not the job's: the
- * IRQs are off the App CPUs until its next pass.  -1 only when the
- * state cannot be written.
+ * (node/irqbalance.h): else its next rescan moves them back.  Written
+ * down first, so that the teardown gives it back its own ("untold" when
+ * nothing was sent).  Its failure is said in p->irqbalance (the step's
+ * log line), not the job's: the IRQs are off the App CPUs until its
+ * next rescan.  -1 only when the state cannot be written.
  */
 static int ban_irqbalance(const struct lwk_node_roots *r, uint32_t job, struct lwk_part *p,
 			  char *err, size_t errlen)
