@@ -85,7 +85,7 @@ static double seconds_since(struct timespec *t0)
 	return s;
 }
 
-enum epilog_step { EP_CLIENT, EP_TEARDOWN, EP_REPLAN, EP_SAMPLER, EP_CGROUPS, EP_STEPS };
+enum epilog_step { EP_TEARDOWN, EP_REPLAN, EP_SAMPLER, EP_CGROUPS, EP_STEPS };
 
 /* An epilog that took a second or more says where the time went: a job
  * left COMPLETING for long is diagnosed from the slurmd log, step by
@@ -98,10 +98,9 @@ static void log_epilog_time(uint32_t job, const char *node, const double step[EP
 	for (int i = 0; i < EP_STEPS; i++)
 		total += step[i];
 	if (total >= 1.0)
-		slurm_info("lwk: job %u on %s: epilog took %.1f s (slurmctld client %.1f s, --lwk "
-			   "teardown %.1f s, contention-aware re-plan %.1f s, sampler stop %.1f s, "
-			   "Slurm's cgroups %.1f s)",
-			   job, node, total, step[EP_CLIENT], step[EP_TEARDOWN], step[EP_REPLAN],
+		slurm_info("lwk: job %u on %s: epilog took %.1f s (--lwk teardown %.1f s, "
+			   "contention-aware re-plan %.1f s, sampler stop %.1f s, Slurm's cgroups %.1f s)",
+			   job, node, total, step[EP_TEARDOWN], step[EP_REPLAN],
 			   step[EP_SAMPLER], step[EP_CGROUPS]);
 }
 
@@ -117,10 +116,15 @@ int lwk_jobscript_epilog(spank_t sp)
 		return 0;
 	lwk_node_name(node, sizeof(node));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* The liveness checks below may ask slurmctld. */
-	if (lwk_job_alive_jobscript_init(log, sizeof(log)))
-		slurm_error("lwk: job %u on %s: %s: slurmctld cannot be asked from the epilog", job, node, log);
-	step[EP_CLIENT] = seconds_since(&t0);
+	/*
+	 * The epilog itself needs no word from slurmctld: slurmd runs it
+	 * once no slurmstepd of the job is left here
+	 * (pause_for_job_completion in _rpc_terminate_job, slurmd's req.c).
+	 * The re-plan below asks about the other jobs with state here and
+	 * no slurmstepd (between two steps, or killed): from a child, as
+	 * this process has not loaded the client plugins an RPC needs.
+	 */
+	lwk_job_alive_ask_apart(20000);
 	{
 		/* --lwk first: the sampler may still be on the OS cores. */
 		struct lwk_node_roots r;

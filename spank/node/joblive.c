@@ -8,11 +8,13 @@
  * A slurmstepd of the job here says yes at once (with PrologFlags=Contain
  * the extern step's runs for the whole allocation).  Without one, the job
  * may be between two steps (a multi-node job's other nodes, an salloc):
- * slurmctld is asked, through libslurm's API, which slurmd and slurmstepd
- * have loaded already (libslurmfull; lwk-sweep loads it).  It keeps the
- * job while slurmctld cannot be asked or cannot answer, and drops it when slurmctld no longer
- * has it running on this node, or when its tasks run here with no
- * slurmstepd left (that was killed: nothing else will stop them).
+ * slurmctld is asked, through libslurm's public calls only
+ * (slurm_load_job, and slurm_init in the epilog's child), which slurmd
+ * and slurmstepd have loaded already (libslurmfull; lwk-sweep loads it).
+ * It keeps the job while slurmctld cannot be asked or cannot answer, and
+ * drops it when slurmctld no longer has it running on this node, or
+ * when its tasks run here with no slurmstepd left (that was killed:
+ * nothing else will stop them).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -149,6 +151,33 @@ static void sort_fds(int *fds, size_t n)
 		}
 }
 
+/* Kill child (through its pidfd when there is one: slurmstepd's main
+ * thread reaps any child, and a pid reaped there may be reused) and
+ * reap it within a second (ECHILD: slurmstepd's main thread did).  A
+ * child SIGKILL cannot end yet (a FUSE answer that never comes) is left
+ * to slurmstepd's main thread, which reaps any child, or to the end of
+ * the epilog's process.  Closes pidfd. */
+static void end_child(pid_t child, int pidfd)
+{
+	if (child <= 0)
+		return;
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		close(pidfd);
+	}
+#else
+	(void)pidfd;
+#endif
+	for (int i = 0; i < 100; i++) {
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+
+		if (waitpid(child, NULL, WNOHANG) != 0)
+			break;
+		nanosleep(&ms10, NULL);
+	}
+}
+
 /* Does the environment of one of these processes (their /proc
  * directories open in dirs[], owner checked) name the job (SLURM_JOB_ID,
  * and this node's name when known)?  A user's environment can be memory
@@ -195,23 +224,7 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
 	if (child < 0 || poll(&p, 1, 2000) != 1 || read(pipefd[0], &found, 1) != 1)
 		found = 0;
-#ifdef SYS_pidfd_send_signal
-	if (pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-		close(pidfd);
-	}
-#endif
-	/* Reaped within a second (ECHILD: slurmstepd's main thread did);
-	 * a child SIGKILL cannot end yet (a FUSE answer that never comes)
-	 * is left to slurmstepd's main thread, which reaps any child, or to
-	 * the end of the epilog's process. */
-	for (int i = 0; child > 0 && i < 100; i++) {
-		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
-
-		if (waitpid(child, NULL, WNOHANG) != 0)
-			break;
-		nanosleep(&ms10, NULL);
-	}
+	end_child(child, pidfd);
 	close(pipefd[0]);
 	free(env);
 	return found;
@@ -266,10 +279,9 @@ static bool tasks_here(uint32_t job, uid_t uid, const char *node, const char *sl
 
 const struct lwk_slurm_api *lwk_slurm_api_override;
 
-/* Set (once, in the epilog's own single-threaded process) when the
- * client plugins could not be loaded there: an RPC would then die in
- * fatal() or on a NULL call, so allocated_here answers "cannot tell". */
-static atomic_int jobscript_api_broken;
+/* Set (once, in the epilog's own process) when slurmctld is to be asked
+ * from a child: lwk_job_alive_ask_apart(). */
+static atomic_int ask_apart_ms;
 
 /* The pointers dlsym gives are called through these types: they must be
  * the ones this Slurm's slurm.h declares. */
@@ -331,8 +343,8 @@ static void job_info_sluid(const slurm_job_info_t *j, char out[15])
 }
 
 /* lwk_job_allocated_here, and the job's SLUID into sluid when not NULL
- * and the answer is yes. */
-static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid[15])
+ * and the answer is yes, asked in this process. */
+static int ask_here(uint32_t job, const char *node, uid_t *uid, char sluid[15])
 {
 	/* Looked up each time (no static state): present in slurmd and
 	 * slurmstepd, absent from the tests and tools that load no libslurm. */
@@ -360,10 +372,6 @@ static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid
 	hl_destroy = api.hl_destroy;
 	if (!load || !freejob || !hl_create || !hl_find || !hl_destroy)
 		return LWK_ALLOC_NO_API;
-	/* The epilog could not load the client plugins: an RPC would kill
-	 * it and drain the node. */
-	if (atomic_load(&jobscript_api_broken))
-		return LWK_ALLOC_UNKNOWN;
 	/* Root's process running as another user for now (slurmstepd sets
 	 * its effective uid to the job's user around task set-up, for the
 	 * whole process): the RPC would go as that user.  Cannot tell. */
@@ -405,6 +413,80 @@ static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid
 	return answer;
 }
 
+/* What a child that asked slurmctld hands back. */
+struct answer {
+	int alloc;
+	uid_t uid;
+	char sluid[15];
+};
+
+/*
+ * ask_here in a child, given ms to answer.  The epilog runs in
+ * "slurmstepd spank epilog" (_handle_spank_mode in slurmstepd.c), which
+ * reads the lite conf and runs the plugins without the client plugins a
+ * step gets: an RPC from it died in fatal("No hash plugins loaded")
+ * (24.11) or on a NULL call (25.05 on: connections go through the conn
+ * plugin).  libslurm's one public call that loads them is slurm_init(),
+ * which fatal()s (exits) when one fails to load: called here, a failure
+ * ends only the child, and the answer is "cannot tell".  No answer in
+ * time is "cannot tell" too.
+ */
+static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15], int ms)
+{
+	struct answer a = { LWK_ALLOC_UNKNOWN, 0, "" };
+	struct pollfd p;
+	int pipefd[2], pidfd = -1;
+	pid_t child;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return LWK_ALLOC_UNKNOWN;
+	child = fork();
+	if (child == 0) {
+		void (*init)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
+		int keep[1] = { pipefd[1] };
+
+		/* No lock of the parent's outlives its own close. */
+		close_all_but(keep, 1);
+		/* slurm_conf_init() inside returns at once: the epilog's
+		 * process has its configuration already. */
+		if (init)
+			init(NULL);
+		a.alloc = ask_here(job, node, &a.uid, a.sluid);
+		_exit(write(pipefd[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 1);
+	}
+	close(pipefd[1]);
+#ifdef SYS_pidfd_open
+	if (child > 0)
+		pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
+	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
+	if (child < 0 || poll(&p, 1, ms) != 1 || read(pipefd[0], &a, sizeof(a)) != (ssize_t)sizeof(a))
+		a.alloc = LWK_ALLOC_UNKNOWN;
+	end_child(child, pidfd);
+	close(pipefd[0]);
+	if (a.alloc == LWK_ALLOC_YES) {
+		if (uid)
+			*uid = a.uid;
+		if (sluid) {
+			memcpy(sluid, a.sluid, sizeof(a.sluid));
+			sluid[14] = '\0';
+		}
+	}
+	return a.alloc;
+}
+
+static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid[15])
+{
+	int ms = atomic_load(&ask_apart_ms);
+
+	return ms > 0 ? ask_apart(job, node, uid, sluid, ms) : ask_here(job, node, uid, sluid);
+}
+
+void lwk_job_alive_ask_apart(int ms)
+{
+	atomic_store(&ask_apart_ms, ms);
+}
+
 int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)
 {
 	return allocated_here(job, node, uid, NULL);
@@ -443,48 +525,6 @@ int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size
 	}
 	free(real);
 	return rc;
-}
-
-int lwk_job_alive_jobscript_init(char *err, size_t errlen)
-{
-	/*
-	 * slurmstepd in spank mode (_handle_spank_mode in slurmstepd.c)
-	 * reads the lite conf and runs the plugins without the inits a
-	 * step gets (_init_from_slurmd).  The first RPC then dies: from
-	 * 23.02 in fatal("No hash plugins loaded") (seen on 24.11: the
-	 * epilog fails and Slurm drains the node); from 25.05 on a NULL
-	 * call, as connections go through conn_g_create(), set up by
-	 * conn_g_init() after certgen_g_init().  The list is slurm_init()'s
-	 * client part for the release (not slurm_init() itself: it reads
-	 * slurm.conf anew and fatal()s when any client plugin fails).  Each
-	 * is int f(void) and returns at once when already done; taken by
-	 * name from slurmstepd's libslurmfull, which exports them.
-	 * Before 25.05 one that is absent is skipped (23.02 has no
-	 * auth_g_init); from 25.05 each is needed.
-	 */
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
-	static const char *const inits[] = { "auth_g_init", "certgen_g_init", "hash_g_init", "conn_g_init" };
-	const bool needed = true;
-#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-	static const char *const inits[] = { "auth_g_init", "hash_g_init", "tls_g_init" };
-	const bool needed = false;
-#else
-	static const char *const inits[] = { NULL };
-	const bool needed = false;
-#endif
-
-	for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]) && inits[i]; i++) {
-		int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, inits[i]);
-
-		if (!init && !needed)
-			continue;
-		if (!init || init() != 0) {
-			snprintf(err, errlen, "%s %s", inits[i], init ? "failed" : "not found in slurmstepd");
-			atomic_store(&jobscript_api_broken, 1);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen)

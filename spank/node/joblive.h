@@ -84,13 +84,13 @@ int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid);
  * lib (symbolic links followed) or its directory is not root's only. */
 int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
 
-/* In "slurmstepd spank epilog" (a job script context): load the client
- * plugins libslurm's RPCs need that slurmstepd loads only for a step
- * (auth, hash, and tls or certgen and conn by release), so asking
- * slurmctld does not kill the epilog.  A no-op before Slurm 23.02.  0,
- * or -1 with the init that failed in err; then liveness answers
- * "cannot tell" instead of asking. */
-int lwk_job_alive_jobscript_init(char *err, size_t errlen);
+/* From now on, in this process, ask slurmctld from a child given ms to
+ * answer (0: in this process again), through libslurm's public
+ * slurm_init() first.  For "slurmstepd spank epilog" (a job script
+ * context), which has not loaded the client plugins an RPC needs: a
+ * failure to load them ends the child, not the epilog (which would
+ * drain the node), and the answer is "cannot tell". */
+void lwk_job_alive_ask_apart(int ms);
 
 /* lib's real path into resolved when it and its directory are root's
  * and not group- or world-writable: 0, else -1 with why in err. */

@@ -31,6 +31,9 @@
 /* What the stand-in slurmctld says: load() fails with errno fail_errno
  * when set, else one record with this state, nodes and user. */
 static int fail_errno, calls;
+/* What load() does instead of answering: 1 exits as Slurm's fatal()
+ * does, 2 never returns. */
+static int load_dies;
 static uint32_t job_state;
 static const char *job_nodes = "n1";
 static uid_t job_uid = 3999999;
@@ -42,6 +45,10 @@ static int fake_load(job_info_msg_t **msg, lwk_job_key_t key, uint16_t flags)
 
 	(void)flags;
 	calls++;
+	if (load_dies == 1)
+		exit(1);
+	while (load_dies == 2)
+		pause();
 	if (fail_errno) {
 		errno = fail_errno;
 		return -1;
@@ -100,6 +107,7 @@ static void setup(void)
 {
 	lwk_slurm_api_override = &fake;
 	fail_errno = 0;
+	load_dies = 0;
 	calls = 0;
 	job_state = JOB_RUNNING;
 	job_nodes = "n0,n1";
@@ -110,6 +118,7 @@ static void setup(void)
 static void teardown(void)
 {
 	lwk_slurm_api_override = NULL;
+	lwk_job_alive_ask_apart(0);
 }
 
 START_TEST(slurmctlds_answers)
@@ -544,6 +553,48 @@ START_TEST(an_environ_on_a_stalled_file_does_not_stall_liveness)
 }
 END_TEST
 
+/* The epilog asks from a child: the same answers, none of the child's
+ * state in this process (the stand-in's call count stays 0). */
+START_TEST(asked_apart_the_answers_are_the_same)
+{
+	uid_t uid = 0;
+
+	lwk_job_alive_ask_apart(5000);
+	ck_assert_int_eq(lwk_job_allocated_here(JOB, "n1", &uid), LWK_ALLOC_YES);
+	ck_assert_uint_eq(uid, 3999999);
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_YES);
+	job_state = JOB_RUNNING | JOB_COMPLETING;
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_GONE);
+	fail_errno = ESLURM_INVALID_JOB_ID;
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_GONE);
+	fail_errno = SLURM_COMMUNICATIONS_CONNECTION_ERROR;
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
+	ck_assert_int_eq(calls, 0);
+	lwk_job_alive_ask_apart(0);
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
+	ck_assert_int_eq(calls, 1);
+}
+END_TEST
+
+/* libslurm exits when a client plugin will not load (slurm_init's
+ * fatal()), and an RPC may hang: asked apart, either ends the child,
+ * never the caller, and the job is kept. */
+START_TEST(a_child_that_dies_or_hangs_is_cannot_tell)
+{
+	struct timespec t0, t1;
+
+	lwk_job_alive_ask_apart(300);
+	load_dies = 1;
+	ck_assert_int_eq(lwk_job_allocated_here(JOB, "n1", NULL), LWK_ALLOC_UNKNOWN);
+	ck_assert(lwk_job_alive(JOB));
+	load_dies = 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "a hung question took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+}
+END_TEST
+
 Suite *joblive_suite(void)
 {
 	Suite *s = suite_create("joblive");
@@ -556,6 +607,8 @@ Suite *joblive_suite(void)
 	tcase_add_test(tc, tasks_left_without_a_slurmstepd_mean_gone);
 	tcase_add_test(tc, only_roots_slurmstepd_counts);
 	tcase_add_test(tc, only_a_root_only_library_is_loaded);
+	tcase_add_test(tc, asked_apart_the_answers_are_the_same);
+	tcase_add_test(tc, a_child_that_dies_or_hangs_is_cannot_tell);
 	suite_add_tcase(s, tc);
 	/* Its own bound, above the 10 s it asserts. */
 	tc = tcase_create("stalled environment");
