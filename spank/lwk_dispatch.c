@@ -213,7 +213,8 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		return 0;
 	if (lwk_req.casas_given)
 		return lwk_remote_casas_post_fork(sp);
-	return lwk_req.lwk_given ? lwk_remote_lwk_post_fork(sp) : 0;
+	/* Also a step attached without --lwk (lwk_remote_lwk_attach). */
+	return lwk_remote_lwk_post_fork(sp);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

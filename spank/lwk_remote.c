@@ -219,6 +219,8 @@ int lwk_remote_post_opt(spank_t sp)
 		return 0;
 	if (lwk_req.lwk_given)
 		lwk_remote_lwk_setup(sp, step);
+	else if (!lwk_req.casas_given)
+		lwk_remote_lwk_attach(sp, step);
 	if (lwk_req.remote_error[0]) {
 		/* A setup refused (another job on the node, the node's own
 		 * problem): the job fails, on_error is for refused option
@@ -255,7 +257,8 @@ int lwk_remote_user_init(spank_t sp)
 	}
 	if (lwk_req.casas_given && lwk_remote_casas_user_init(sp))
 		return -1;
-	return lwk_req.lwk_given ? lwk_remote_lwk_user_init(sp) : 0;
+	/* Also for a step attached without --lwk. */
+	return lwk_remote_lwk_user_init(sp);
 }
 
 int lwk_remote_task_init_privileged(spank_t sp)
@@ -270,7 +273,7 @@ int lwk_remote_task_init_privileged(spank_t sp)
 
 int lwk_remote_task_init(spank_t sp)
 {
-	if (lwk_req.remote_error[0] || !lwk_req.lwk_given)
+	if (lwk_req.remote_error[0])
 		return 0;
 	return lwk_remote_lwk_task_init(sp);
 }

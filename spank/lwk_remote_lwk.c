@@ -30,7 +30,8 @@
 #include "common/topology.h"
 
 static struct lwk_part part;
-static bool part_ready;
+/* attached: a step without --lwk of a job that has its partition here. */
+static bool part_ready, attached;
 static char node[256];
 
 static void roots(spank_t sp, struct lwk_node_roots *r)
@@ -53,8 +54,9 @@ static enum lwk_part_role role_of(spank_t sp)
 	uint32_t step = 0;
 
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	/* salloc's shell (the interactive step) is a helper too. */
-	return step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP ||
+	/* salloc's shell (the interactive step) is a helper too, and so is
+	 * a step attached without --lwk. */
+	return attached || step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP ||
 			       !strcmp(part.backend, "mckernel")
 		       ? LWK_ROLE_DELEGATION
 		       : LWK_ROLE_APP;
@@ -163,6 +165,30 @@ void lwk_remote_lwk_setup(spank_t sp, const char *step)
 			   "%u IRQs moved off (%u refused)%s%s%s",
 			   step, node, app, os, mems, part.irq_moved, part.irq_refused, part.irqbalance, hp,
 			   boot);
+}
+
+/*
+ * A step of the job launched without --lwk (srun --overlap --jobid from
+ * a login node, a step whose environment lost the option) on a node
+ * where the job has its partition: its tasks are helpers, in the
+ * delegation cgroup on the OS cores, never on the App cores, and the
+ * partition stays as it is.  Elsewhere, and for jobs without a
+ * partition, nothing (one failed open).
+ */
+void lwk_remote_lwk_attach(spank_t sp, const char *step)
+{
+	struct lwk_node_roots r;
+	uint32_t job = 0, stepid = 0;
+
+	spank_get_item(sp, S_JOB_STEPID, &stepid);
+	if (stepid == SLURM_EXTERN_CONT || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+		return;
+	roots(sp, &r);
+	if (lwk_part_load(&r, job, &part) != 1)
+		return;
+	part_ready = attached = true;
+	slurm_info("lwk: step %s: no --lwk: its tasks run with job %u's helpers on the OS CPUs of %s",
+		   step, job, node);
 }
 
 /* The text of a /proc/<pid>/cgroup file (empty when unreadable). */

@@ -228,6 +228,65 @@ test_steps_share_one_partition() {
 		fail "the partition was set up $(grep -c "lwk: step $jid\." "$(slurmd_log node1)") times, not once"
 }
 
+# assert_probe LINE ROLE [JOB]: a probe line of a task of ROLE (app or
+# delegation), running on exactly its side's CPUs.
+assert_probe() {
+	local node app os mems role cpus rest
+	IFS='|' read -r node app os mems role cpus rest <<<"$1"
+	[ "$role" = "$2" ] || fail "${3:+job $3: }a task that should be $2 is '$role': $1"
+	[ "$2" = app ] && { [ -n "$app" ] && [ "$cpus" = "$app" ] ||
+		fail "${3:+job $3: }an App task on $node may run on CPUs $cpus, not only the App CPUs $app"; }
+	[ "$2" = delegation ] && { [ -n "$os" ] && [ "$cpus" = "$os" ] ||
+		fail "${3:+job $3: }a $2 task on $node may run on CPUs $cpus, not only the OS CPUs $os"; }
+	return 0
+}
+
+# srun --overlap --jobid without --lwk into a running --lwk job (a look
+# at the job from a login node): its tasks run with the job's helpers
+# on the OS cores, never on the App cores, and the partition stays: a
+# step with --lwk still gets the App cores.
+test_a_step_attached_without_lwk_runs_on_the_os_cores() {
+	local jid p out
+	p=$(probe)
+	jid=$(sbatch --parsable -N1 --lwk -o /dev/null --wrap "srun sleep $held_sleep") || fail "sbatch failed"
+	defer scancel "$jid"
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] && break
+		snooze 0.25
+	done
+	out=$(srun --jobid="$jid" --overlap -n1 $p 2>&1) || fail "the attached step failed: $out"
+	assert_probe "$out" delegation "$jid"
+	out=$(srun --jobid="$jid" --overlap --lwk -n1 $p 2>&1) || fail "a step with --lwk failed after it: $out"
+	assert_probe "$out" app "$jid"
+	[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] || fail "job $jid's App step ended"
+}
+
+# Each task of a job array, and each component of a heterogeneous job,
+# is a job to the plugin: its own whole node and partition, its tasks on
+# its App cores.  salloc then srun runs them there too.
+test_array_tasks_het_components_and_salloc_each_get_a_partition() {
+	local jid p a out line
+	[ "$LWK_NODES" -ge 2 ] || skip "a heterogeneous job of two --lwk components needs 2 nodes"
+	p=$(probe)
+	jid=$(sbatch --parsable --array=0-1 -N1 --lwk -o "$LWK_WORK/array.%a" --wrap "srun $p") || fail "sbatch failed"
+	defer scancel "$jid"
+	for a in 0 1; do
+		wait_job "${jid}_$a"
+		[ "$job_state" = COMPLETED ] || fail "array task ${jid}_$a ended $job_state: $(cat "$LWK_WORK/array.$a")"
+		assert_probe "$(cat "$LWK_WORK/array.$a")" app "${jid}_$a"
+	done
+	jid=$(sbatch --parsable -N1 --lwk -o "$LWK_WORK/het.out" : -N1 --wrap "srun --het-group=0,1 $p") ||
+		fail "sbatch of a heterogeneous job failed"
+	defer scancel "$jid"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "heterogeneous job $jid ended $job_state: $(cat "$LWK_WORK/het.out")"
+	[ "$(cut -d'|' -f1 "$LWK_WORK/het.out" | sort -u | wc -l)" = 2 ] ||
+		fail "heterogeneous job $jid: expected one task on each of two nodes: $(cat "$LWK_WORK/het.out")"
+	while read -r line; do assert_probe "$line" app "$jid"; done <"$LWK_WORK/het.out"
+	out=$(salloc -N1 --lwk srun $p 2>/dev/null) || fail "salloc --lwk then srun failed: $out"
+	assert_probe "$out" app
+}
+
 test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
 	need_private
 	local before jid during line
