@@ -16,8 +16,11 @@
  * failure of the batch step would be a failed batch launch, which Slurm
  * answers by draining the node.
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_ALLOC */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 
 #include "node/joblive.h"
 #include "lwk_plugin.h"
+#include "lwk/bind.h"
 #include "lwk/part.h"
 #include "sweep/gone.h"
 #include "common/topology.h"
@@ -258,13 +262,154 @@ int lwk_remote_lwk_task_init(spank_t sp)
 	return 0;
 }
 
+/* A task's CPU affinity (what Slurm's task/affinity bound it to) into
+ * mask; all CPUs when it cannot be read. */
+static void affinity_of(pid_t pid, struct lwk_cpuset *mask)
+{
+	size_t size = CPU_ALLOC_SIZE(LWK_MAX_CPUS);
+	cpu_set_t *set = CPU_ALLOC(LWK_MAX_CPUS);
+
+	lwk_cpuset_zero(mask);
+	if (!set || sched_getaffinity(pid, size, set)) {
+		for (unsigned int c = 0; c < LWK_MAX_CPUS; c++)
+			lwk_cpuset_set(mask, c);
+	} else {
+		for (unsigned int c = 0; c < LWK_MAX_CPUS; c++)
+			if (CPU_ISSET_S(c, size, set))
+				lwk_cpuset_set(mask, c);
+	}
+	if (set)
+		CPU_FREE(set);
+}
+
+static int set_affinity(pid_t pid, const struct lwk_cpuset *mask)
+{
+	size_t size = CPU_ALLOC_SIZE(LWK_MAX_CPUS);
+	cpu_set_t *set = CPU_ALLOC(LWK_MAX_CPUS);
+	int rc;
+
+	if (!set)
+		return -1;
+	CPU_ZERO_S(size, set);
+	for (int c = lwk_cpuset_first(mask); c >= 0; c = lwk_cpuset_next(mask, c))
+		CPU_SET_S((unsigned int)c, size, set);
+	rc = sched_setaffinity(pid, size, set);
+	CPU_FREE(set);
+	return rc;
+}
+
+/* The step's tasks as slurmstepd forks and binds them, placed together
+ * once the last one is bound (post_fork).  Only this process's main
+ * thread calls post_fork. */
+struct forked_task {
+	pid_t pid;
+	uint32_t task;
+	struct lwk_cpuset mask; /* Slurm's binding */
+};
+static struct forked_task *forked;
+static uint32_t nforked;
+
+/* Task's cgroup by role, its App partition, mem= charged.  A refusal
+ * kills the task (-1). */
+static int place_task(const struct lwk_node_roots *r, enum lwk_part_role role, uint32_t task,
+		      pid_t pid)
+{
+	char path[64], text[8192], err[512], where[800];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	read_cgroups(path, text, sizeof(text));
+	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
+	if (lwk_part_place(r, &part, role, text, pid, where, sizeof(where), err, sizeof(err))) {
+		/* What the job or the site's configuration makes impossible
+		 * was refused before the fork (user_init); what is left is a
+		 * cgroup write refused, which the job's user can cause (v1
+		 * cpusets of their own below the step's, past what the walk
+		 * takes).  The task, not yet past Slurm's release, is killed:
+		 * the job fails, and the node, which a failed batch step
+		 * would drain, stays. */
+		slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	if (task == 0)
+		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s", part.job,
+			   role == LWK_ROLE_APP ? "App" : "delegation", where, node);
+	if (role == LWK_ROLE_APP && strcmp(part.backend, "mckernel")) {
+		char kind[16], why[600];
+
+		/* What the job or the site makes impossible was refused in
+		 * user_init; what is left is a race with another step, or
+		 * the kernel's refusal under lwk_isolate=partition. */
+		if (lwk_part_isolate_task(r, &part, lwk_cfg.lwk_isolate, text, kind, sizeof(kind), why,
+					  sizeof(why), err, sizeof(err))) {
+			/* As for the placement above: the job fails, the node
+			 * stays. */
+			slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		if (task == 0)
+			slurm_info("lwk: job %u: App cores on %s: isolation %s%s%s%s", part.job, node,
+				   kind, why[0] ? " (" : "", why, why[0] ? ")" : "");
+	}
+	/* mem= counts in the job's memory, after Slurm set its limit for
+	 * this step.  A failure is said, never the task's: it would drain
+	 * the node in the batch step. */
+	if (lwk_part_charge(r, &part, text, where, sizeof(where), err, sizeof(err)))
+		slurm_error("lwk: job %u: %s", part.job, err);
+	else if (where[0])
+		slurm_info("lwk: job %u: %s", part.job, where);
+	return 0;
+}
+
+/* Slurm's binding of the placed tasks carried onto their side of the
+ * partition (lwk/bind.h): the placement left a task bound to CPUs of
+ * the other side with all of its side's, next to tasks bound to one
+ * CPU each.  Said for the tasks whose CPUs changed sides. */
+static void carry_binding(enum lwk_part_role role, const bool *placed)
+{
+	const struct lwk_cpuset *side = role == LWK_ROLE_APP ? &part.plan.app_cpus : &part.plan.os_cpus;
+	struct lwk_cpuset *masks = calloc(nforked, sizeof(*masks));
+	struct lwk_cpuset *out = calloc(nforked, sizeof(*out));
+	char from[256], to[256];
+
+	for (uint32_t i = 0; masks && out && i < nforked; i++)
+		masks[i] = forked[i].mask;
+	if (masks && out)
+		lwk_bind_carry(side, masks, nforked, out);
+	for (uint32_t i = 0; masks && out && i < nforked; i++) {
+		struct lwk_cpuset now, kept = forked[i].mask;
+
+		if (!placed[i])
+			continue;
+		affinity_of(forked[i].pid, &now);
+		if (lwk_cpuset_equal(&now, &out[i]))
+			continue;
+		if (set_affinity(forked[i].pid, &out[i])) {
+			slurm_error("lwk: job %u: task %u (pid %d): cannot bind it to its CPUs: %m", part.job,
+				    forked[i].task, (int)forked[i].pid);
+			continue;
+		}
+		lwk_cpuset_and(&kept, side);
+		if (!lwk_cpuset_count(&kept)) {
+			lwk_cpulist_format(&forked[i].mask, from, sizeof(from));
+			lwk_cpulist_format(&out[i], to, sizeof(to));
+			slurm_info("lwk: job %u: task %u: Slurm bound it to CPUs %s, of the %s side: bound "
+				   "to %s CPUs %s instead", part.job, forked[i].task, from,
+				   role == LWK_ROLE_APP ? "OS" : "App", role == LWK_ROLE_APP ? "App" : "OS", to);
+		}
+	}
+	free(masks);
+	free(out);
+}
+
 int lwk_remote_lwk_post_fork(spank_t sp)
 {
 	struct lwk_node_roots r;
-	char path[64], text[8192], err[512], where[800];
 	pid_t pid = 0;
-	uint32_t task = 0, step = 0;
+	uint32_t task = 0, step = 0, ntasks = 0;
 	enum lwk_part_role role;
+	bool *placed;
 
 	spank_get_item(sp, S_JOB_STEPID, &step);
 	/* The extern step's one process (PrologFlags=Contain) is Slurm's
@@ -280,49 +425,39 @@ int lwk_remote_lwk_post_fork(spank_t sp)
 		return -1;
 	}
 	spank_get_item(sp, S_TASK_ID, &task);
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	read_cgroups(path, text, sizeof(text));
-	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
 	role = role_of(sp);
-	if (lwk_part_place(&r, &part, role, text, pid, where, sizeof(where), err, sizeof(err))) {
-		/* What the job or the site's configuration makes impossible
-		 * was refused before the fork (user_init); what is left is a
-		 * cgroup write refused, which the job's user can cause (v1
-		 * cpusets of their own below the step's, past what the walk
-		 * takes).  The task, not yet past Slurm's release, is killed:
-		 * the job fails, and the node, which a failed batch step
-		 * would drain, stays. */
-		slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
-		kill(pid, SIGKILL);
+	/*
+	 * slurmstepd binds task i (task/affinity) just before this call for
+	 * it, and task i+1 after it, within the CPUs of the step's cgroup
+	 * at that time: a cgroup narrowed to one side of the partition now
+	 * would refuse the binding of a later task to a CPU of the other
+	 * side ("task_g_set_affinity: Invalid argument", the launch fails).
+	 * The tasks wait for slurmstepd's go until the last one is forked:
+	 * they are placed together, after the last one is bound.
+	 */
+	if (!forked && ntasks >= 1)
+		forked = calloc(ntasks, sizeof(*forked));
+	if (!forked || nforked >= ntasks) {
+		/* No room to wait (or no task count): placed now. */
+		place_task(&r, role, task, pid);
 		return 0;
 	}
-	if (task == 0)
-		slurm_info("lwk: job %u: %s tasks placed in cgroup %s on %s", part.job,
-			   role == LWK_ROLE_APP ? "App" : "delegation", where, node);
-	if (role == LWK_ROLE_APP && strcmp(part.backend, "mckernel")) {
-		char kind[16], why[600];
-
-		/* What the job or the site makes impossible was refused in
-		 * user_init; what is left is a race with another step, or
-		 * the kernel's refusal under lwk_isolate=partition. */
-		if (lwk_part_isolate_task(&r, &part, lwk_cfg.lwk_isolate, text, kind, sizeof(kind), why,
-					  sizeof(why), err, sizeof(err))) {
-			/* As for the placement above: the job fails, the node
-			 * stays. */
-			slurm_error("lwk: task %u (pid %d): %s: the task is killed", task, (int)pid, err);
-			kill(pid, SIGKILL);
-			return 0;
-		}
-		if (task == 0)
-			slurm_info("lwk: job %u: App cores on %s: isolation %s%s%s%s", part.job, node,
-				   kind, why[0] ? " (" : "", why, why[0] ? ")" : "");
-	}
-	/* mem= counts in the job's memory, after Slurm set its limit for
-	 * this step.  A failure is said, never the task's: it would drain
-	 * the node in the batch step. */
-	if (lwk_part_charge(&r, &part, text, where, sizeof(where), err, sizeof(err)))
-		slurm_error("lwk: job %u: %s", part.job, err);
-	else if (where[0])
-		slurm_info("lwk: job %u: %s", part.job, where);
+	forked[nforked].pid = pid;
+	forked[nforked].task = task;
+	affinity_of(pid, &forked[nforked].mask);
+	nforked++;
+	if (task + 1 < ntasks)
+		return 0;
+	placed = calloc(nforked, sizeof(*placed));
+	for (uint32_t i = 0; i < nforked; i++)
+		if (place_task(&r, role, forked[i].task, forked[i].pid) == 0 && placed)
+			placed[i] = true;
+	if (placed)
+		carry_binding(role, placed);
+	free(placed);
+	free(forked);
+	forked = NULL;
+	nforked = 0;
 	return 0;
 }

@@ -1,5 +1,7 @@
 # spank/lwk: listed by the top Makefile.am (include).
 spank_liblwkcore_la_SOURCES += \
+	spank/lwk/bind.c \
+	spank/lwk/bind.h \
 	spank/lwk/charge.c \
 	spank/lwk/isolate.c \
 	spank/lwk/mckernel.c \

@@ -228,15 +228,25 @@ test_steps_share_one_partition() {
 		fail "the partition was set up $(grep -c "lwk: step $jid\." "$(slurmd_log node1)") times, not once"
 }
 
+# within LIST SIDE: is every CPU of LIST one of SIDE's (and LIST not
+# empty)?
+within() {
+	local c side
+	side=" $(expand "$2") "
+	[ -n "$1" ] || return 1
+	for c in $(expand "$1"); do [[ $side == *" $c "* ]] || return 1; done
+}
+
 # assert_probe LINE ROLE [JOB]: a probe line of a task of ROLE (app or
-# delegation), running on exactly its side's CPUs.
+# delegation), running on CPUs of its side only (all of them, or those
+# Slurm's binding gave it there).
 assert_probe() {
 	local node app os mems role cpus rest
 	IFS='|' read -r node app os mems role cpus rest <<<"$1"
 	[ "$role" = "$2" ] || fail "${3:+job $3: }a task that should be $2 is '$role': $1"
-	[ "$2" = app ] && { [ -n "$app" ] && [ "$cpus" = "$app" ] ||
+	[ "$2" = app ] && { within "$cpus" "$app" ||
 		fail "${3:+job $3: }an App task on $node may run on CPUs $cpus, not only the App CPUs $app"; }
-	[ "$2" = delegation ] && { [ -n "$os" ] && [ "$cpus" = "$os" ] ||
+	[ "$2" = delegation ] && { within "$cpus" "$os" ||
 		fail "${3:+job $3: }a $2 task on $node may run on CPUs $cpus, not only the OS CPUs $os"; }
 	return 0
 }
@@ -246,19 +256,57 @@ assert_probe() {
 # on the OS cores, never on the App cores, and the partition stays: a
 # step with --lwk still gets the App cores.
 test_a_step_attached_without_lwk_runs_on_the_os_cores() {
-	local jid p out
+	local jid p out started=$LWK_WORK/attach.started
 	p=$(probe)
-	jid=$(sbatch --parsable -N1 --lwk -o /dev/null --wrap "srun sleep $held_sleep") || fail "sbatch failed"
+	# The last node: on the guests the first one runs slurmctld, and an
+	# App step's set-up leaves it CPU 0 only.
+	jid=$(sbatch --parsable -N1 -w "node$LWK_NODES" --lwk -o /dev/null \
+		--wrap "srun bash -c 'echo \$SLURM_LWK_ISOLATION >$started; exec sleep $held_sleep'") ||
+		fail "sbatch failed"
 	defer scancel "$jid"
+	# Running: its task starts once the step's set-up is done.
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] && break
+		[ -s "$started" ] && break
 		snooze 0.25
 	done
+	[ -s "$started" ] || fail "job $jid's App step did not start within $(wait_bound) s"
 	out=$(srun --jobid="$jid" --overlap -n1 $p 2>&1) || fail "the attached step failed: $out"
 	assert_probe "$out" delegation "$jid"
 	out=$(srun --jobid="$jid" --overlap --lwk -n1 $p 2>&1) || fail "a step with --lwk failed after it: $out"
 	assert_probe "$out" app "$jid"
 	[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] || fail "job $jid's App step ended"
+}
+
+# --cpu-bind binds each task within its side of the partition.  Slurm
+# binds within the whole node it gave the job: a task bound to an OS CPU
+# was left with all the App CPUs, over the others' bound ones, and the
+# binding of a later task to an OS CPU failed the launch ("Invalid
+# argument").  Each task now gets App CPUs of its own.
+test_cpu_bind_binds_each_task_within_the_app_cores() {
+	local p out node app os n bind k line cpus seen
+	p=$(probe)
+	node=node$LWK_NODES
+	out=$(srun -N1 -w "$node" --lwk -n1 $p 2>"$LWK_WORK/bind.err") ||
+		fail "srun --lwk failed: $out $(cat "$LWK_WORK/bind.err")"
+	IFS='|' read -r _ app os _ <<<"$out"
+	n=$(wc -w <<<"$(expand "$app")")
+	[ "$n" -ge 2 ] || skip "needs 2 App CPUs ($node has App CPUs '$app')"
+	[ "$n" -le 4 ] || n=4
+	for bind in cores "map_cpu:${app%%[-,]*},${os%%[-,]*}"; do
+		k=$n
+		[[ $bind != map_cpu:* ]] || k=2
+		out=$(srun -N1 -w "$node" --lwk -n "$k" --cpu-bind="$bind" $p 2>"$LWK_WORK/bind.err") ||
+			fail "srun --lwk -n $k --cpu-bind=$bind failed: $out $(cat "$LWK_WORK/bind.err")"
+		[ "$(wc -l <<<"$out")" = "$k" ] || fail "--cpu-bind=$bind: expected $k tasks: $out"
+		seen=
+		while read -r line; do
+			IFS='|' read -r _ _ _ _ _ cpus _ <<<"$line"
+			[[ $cpus =~ ^[0-9]+$ ]] && within "$cpus" "$app" ||
+				fail "--cpu-bind=$bind: a task may run on CPUs $cpus, not one App CPU of $app: $out"
+			[[ " $seen " != *" $cpus "* ]] || fail "--cpu-bind=$bind: two tasks bound to CPU $cpus: $out"
+			seen+=" $cpus"
+		done <<<"$out"
+	done
 }
 
 # Each task of a job array, and each component of a heterogeneous job,

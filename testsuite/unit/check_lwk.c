@@ -31,6 +31,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, hugepages_suite());
 	srunner_add_suite(sr, perfcount_suite());
 	srunner_add_suite(sr, lwk_plan_suite());
+	srunner_add_suite(sr, lwk_bind_suite());
 	srunner_add_suite(sr, irqaff_suite());
 	srunner_add_suite(sr, irqbalance_suite());
 	srunner_add_suite(sr, arbiter_suite());

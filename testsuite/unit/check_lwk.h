@@ -24,6 +24,7 @@ Suite *cgroup_kill_suite(void);
 Suite *hugepages_suite(void);
 Suite *perfcount_suite(void);
 Suite *lwk_plan_suite(void);
+Suite *lwk_bind_suite(void);
 Suite *irqaff_suite(void);
 Suite *irqbalance_suite(void);
 Suite *arbiter_suite(void);
