@@ -133,6 +133,34 @@ test_lwk_sweep_finds_the_configuration_on_a_configless_node() {
 	wait_job "$jid"
 }
 
+# slurmctld reads the policy file as SlurmUser: a file it cannot read
+# refuses the plugin's jobs at submit with the file and the reason, plain
+# jobs still run, and making it readable needs no restart.
+test_a_policy_file_slurmctld_cannot_read_is_named_at_submit() {
+	need_private
+	local user conf mode owner jid
+	user=$(config_value SlurmUser)
+	user=${user%%(*}
+	[ -n "$user" ] && [ "$user" != root ] || skip "needs slurmctld as a user other than root (SlurmUser=${user:-unset})"
+	conf=$(config_value SLURM_CONF)
+	conf=${conf%/*}/lwk_policy.conf
+	[ -e "$conf" ] || skip "no $conf next to slurm.conf"
+	mode=$(stat -c %a "$conf")
+	owner=$(stat -c %u:%g "$conf")
+	defer chmod "$mode" "$conf"
+	defer chown "$owner" "$conf"
+	chown 0:0 "$conf"
+	chmod 600 "$conf"
+	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true
+	assert_grep "lwk_policy.conf: Permission denied" "$LWK_WORK/err" "sbatch's refusal"
+	jid=$(sbatch --parsable -H -o /dev/null --wrap true) || fail "a plain job was refused"
+	scancel "$jid"
+	chown "$owner" "$conf"
+	chmod "$mode" "$conf"
+	jid=$(sbatch --parsable -H -o /dev/null --lwk --wrap true) || fail "an --lwk job is still refused once the file is readable"
+	scancel "$jid"
+}
+
 # irqbalance_ask NODE MESSAGE: irqbalance's answer on NODE (its socket
 # takes only root's messages with their credentials attached: Python's
 # sendmsg, which every guest has).
