@@ -54,6 +54,7 @@
 #include <slurm/spank.h>
 
 #include "lwk_plugin.h"
+#include "common/slurmconf.h"
 #include "node/nodename.h"
 #include "syncmon/control.h"
 
@@ -138,6 +139,23 @@ static void slurmd_node_name(char *node, size_t len, const char **how)
 	*how = "the host name";
 }
 
+/*
+ * slurmd starts: a configuration under which --contention-aware cannot
+ * split jobs is said once, naming the setting, instead of each job
+ * running unsplit with a line of its own.  slurmd (configless too) has
+ * its slurm.conf in SLURM_CONF or where Slurm's commands find it.
+ */
+static void casas_conf_check(const char *node)
+{
+	static const char *const cands[] = { LWK_SLURM_CONF_DEFAULT, LWK_SLURM_CONF_CONFIGLESS, NULL };
+	char conf[4096], why[1200];
+
+	if (lwk_slurm_conf_find(getenv("SLURM_CONF"), cands, conf, sizeof(conf)) == 0 &&
+	    lwk_casas_conf_problem(conf, why, sizeof(why)))
+		slurm_error("lwk: --contention-aware cannot split jobs on %s: %s; its jobs run where "
+			    "Slurm puts them", node, why);
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	char err[512];
@@ -163,6 +181,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			slurm_info("lwk: removed the state of %d job(s) whose sampler is gone", n);
 		lwk_sweep_partitions(node);
 		lwk_sweep_casas(node);
+		if (lwk_cfg.offer_casas)
+			casas_conf_check(node);
 	}
 	/* In every context: sbatch ignores the static spank_options table,
 	 * and slurmstepd needs the options to receive their values. */

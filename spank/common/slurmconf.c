@@ -2,6 +2,7 @@
 #include "common/slurmconf.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -86,14 +87,16 @@ static char *value_of(char *v)
 }
 
 /*
- * PlugStackConfig's value in file and what it includes, in order (Slurm
- * keeps the last; its key names are case-insensitive; "Include" names
- * one file), into buf.  b->found says whether one was seen.
- * 0, or -1 when the top file cannot be read or a path is too long.
+ * key's value in file and what it includes, in order (Slurm keeps the
+ * last; its key names are case-insensitive; "Include" names one file),
+ * into buf: a path resolved below dir when path, else as written.
+ * b->found says whether one was seen.  0, or -1 when the top file
+ * cannot be read or a path is too long.
  */
-static int scan(const char *file, const char *dir, int depth, struct scan_budget *b, char *buf,
-		size_t len)
+static int scan(const char *file, const char *dir, int depth, const char *key, bool path,
+		struct scan_budget *b, char *buf, size_t len)
 {
+	size_t klen = strlen(key);
 	char line[4096];
 	int rc = 0;
 	FILE *f;
@@ -110,22 +113,25 @@ static int scan(const char *file, const char *dir, int depth, struct scan_budget
 		b->bytes += strlen(line);
 		k[strcspn(k, "#\r\n")] = '\0';
 		if (!strncasecmp(k, "Include", 7) && (k[7] == ' ' || k[7] == '\t') && depth < 8) {
-			char path[4096];
+			char inc[4096];
 
 			/* One file, as Slurm takes it: no glob. */
 			v = value_of(k + 8 + strspn(k + 8, " \t"));
-			if (*v && resolve(dir, v, path, sizeof(path)) == 0)
-				rc = scan(path, dir, depth + 1, b, buf, len);
+			if (*v && resolve(dir, v, inc, sizeof(inc)) == 0)
+				rc = scan(inc, dir, depth + 1, key, path, b, buf, len);
 			continue;
 		}
-		if (strncasecmp(k, "PlugStackConfig", 15))
+		if (strncasecmp(k, key, klen))
 			continue;
-		v = k + 15 + strspn(k + 15, " \t");
+		v = k + klen + strspn(k + klen, " \t");
 		if (*v != '=')
 			continue;
 		v = value_of(v + 1 + strspn(v + 1, " \t"));
-		if (*v) {
+		if (*v && path) {
 			rc = resolve(dir, v, buf, len);
+			b->found = 1;
+		} else if (*v) {
+			rc = snprintf(buf, len, "%s", v) < (int)len ? 0 : -1;
 			b->found = 1;
 		}
 	}
@@ -138,11 +144,60 @@ int lwk_plugstack_of(const char *conf, char *buf, size_t len)
 	struct scan_budget b = { 0, 0, 0 };
 	char dir[4096];
 
-	if (dir_of(conf, dir, sizeof(dir)) || scan(conf, dir, 0, &b, buf, len))
+	if (dir_of(conf, dir, sizeof(dir)) || scan(conf, dir, 0, "PlugStackConfig", true, &b, buf, len))
 		goto fail;
 	if (b.found || resolve(dir, "plugstack.conf", buf, len) == 0)
 		return 0;
 fail:
 	snprintf(buf, len, "%s", conf);
 	return -1;
+}
+
+int lwk_slurm_conf_value(const char *conf, const char *key, char *buf, size_t len)
+{
+	struct scan_budget b = { 0, 0, 0 };
+	char dir[4096];
+
+	buf[0] = '\0';
+	if (dir_of(conf, dir, sizeof(dir)) || scan(conf, dir, 0, key, false, &b, buf, len))
+		return -1;
+	return b.found;
+}
+
+/* Is word one of list's comma-separated words? */
+static bool listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (!strncasecmp(p, word, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+int lwk_casas_conf_problem(const char *conf, char *why, size_t len)
+{
+	char v[1024], dir[4096], cg[4200];
+	int rc = lwk_slurm_conf_value(conf, "TaskPlugin", v, sizeof(v));
+
+	why[0] = '\0';
+	if (rc < 0)
+		return 0; /* not for this to judge */
+	if (!listed(v, "task/cgroup") && !listed(v, "cgroup")) {
+		snprintf(why, len, "%s has TaskPlugin=%s: task/cgroup is needed", conf,
+			 rc ? v : "(unset)");
+		return -1;
+	}
+	if (dir_of(conf, dir, sizeof(dir)) || resolve(dir, "cgroup.conf", cg, sizeof(cg)))
+		return 0;
+	rc = lwk_slurm_conf_value(cg, "ConstrainCores", v, sizeof(v));
+	if (rc <= 0 || strcasecmp(v, "yes")) {
+		if (rc < 0)
+			snprintf(why, len, "%s cannot be read: ConstrainCores=yes is needed there", cg);
+		else
+			snprintf(why, len, "%s has %s%s: ConstrainCores=yes is needed", cg,
+				 rc ? "ConstrainCores=" : "no ConstrainCores", rc ? v : "");
+		return -1;
+	}
+	return 0;
 }

@@ -36,4 +36,15 @@ int lwk_slurm_conf_find(const char *env, const char *const *cands, char *buf, si
  */
 int lwk_plugstack_of(const char *conf, char *buf, size_t len);
 
+/* slurm.conf's (or a file of its format's) value of key, the last
+ * through its Include lines, as written, into buf: 1 set, 0 not set
+ * (buf empty), -1 conf cannot be read or the value does not fit. */
+int lwk_slurm_conf_value(const char *conf, const char *key, char *buf, size_t len);
+
+/* Why --contention-aware cannot split jobs on a node whose slurm.conf
+ * is conf (TaskPlugin without task/cgroup; the cgroup.conf beside it
+ * without ConstrainCores=yes): -1 with the setting and the file in why;
+ * 0 when it can, or conf cannot be read (not judged). */
+int lwk_casas_conf_problem(const char *conf, char *why, size_t len);
+
 #endif

@@ -81,6 +81,12 @@ static void slurm_conf_text(const char *text)
 	rc = lwk_plugstack_of(conf_path, found, sizeof(found));
 	CHECK(rc == 0 || rc == -1);
 	CHECK(strlen(found) < sizeof(found) && found[0] != '\0');
+	rc = lwk_slurm_conf_value(conf_path, "TaskPlugin", found, sizeof(found));
+	CHECK(rc >= -1 && rc <= 1 && strlen(found) < sizeof(found));
+	CHECK(rc == 1 || found[0] == '\0' || rc == -1);
+	/* The file as cgroup.conf too (its neighbour is not there: fine). */
+	rc = lwk_casas_conf_problem(conf_path, found, sizeof(found));
+	CHECK((rc == 0 || rc == -1) && strlen(found) < sizeof(found));
 }
 
 static void one(uint8_t sel, const char *text)

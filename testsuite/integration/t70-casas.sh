@@ -635,4 +635,7 @@ test_without_job_cgroups_the_job_runs_where_slurm_put_it() {
 	assert_grep '^SLURM_CASAS_STATUS=off$' "$LWK_WORK/$out.out"
 	assert_grep "lwk: step $a.batch: --contention-aware is off on $node: Slurm made no job cgroup with a cpuset on this node" \
 		"$(slurmd_log "$node")"
+	# Said once, naming the setting, when slurmd started.
+	assert_grep "error: lwk: --contention-aware cannot split jobs on $node: .* has TaskPlugin=[^ ]*: task/cgroup is needed" \
+		"$(slurmd_log "$node")"
 }

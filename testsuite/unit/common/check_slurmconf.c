@@ -121,6 +121,54 @@ START_TEST(plugstack_beside_slurm_conf_unless_plugstackconfig_says)
 }
 END_TEST
 
+/* A value as Slurm takes it: the last, through Include, the key's
+ * case aside; unset is 0. */
+START_TEST(a_key_is_read_as_slurm_reads_it)
+{
+	char conf[4200], buf[256];
+
+	tree_make("slurmconf");
+	tree_put("slurm.conf", "TaskPlugin=task/affinity\n# TaskPlugin=task/none\ninclude more.conf\n");
+	tree_put("more.conf", "taskplugin = task/cgroup,task/affinity # the site's\n");
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", tree_root);
+	ck_assert_int_eq(lwk_slurm_conf_value(conf, "TaskPlugin", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "task/cgroup,task/affinity");
+	ck_assert_int_eq(lwk_slurm_conf_value(conf, "ProctrackType", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(lwk_slurm_conf_value(conf, "TaskPlugin", buf, 8), -1);
+	tree_remove();
+}
+END_TEST
+
+/* --contention-aware's settings: task/cgroup in TaskPlugin and
+ * ConstrainCores=yes in the cgroup.conf beside slurm.conf; each
+ * problem names the setting and the file. */
+START_TEST(contention_aware_needs_task_cgroup_and_constraincores)
+{
+	char conf[4200], why[1200];
+
+	tree_make("slurmconf");
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", tree_root);
+	tree_put("slurm.conf", "TaskPlugin=task/affinity\n");
+	tree_put("cgroup.conf", "ConstrainCores=yes\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "TaskPlugin=task/affinity: task/cgroup is needed"));
+	tree_put("slurm.conf", "TaskPlugin=task/cgroup,task/affinity\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	tree_put("cgroup.conf", "ConstrainCores=no\nConstrainRAMSpace=yes\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "cgroup.conf has ConstrainCores=no: ConstrainCores=yes is needed"));
+	tree_put("cgroup.conf", "ConstrainRAMSpace=yes\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "has no ConstrainCores"));
+	/* Unreadable slurm.conf: not judged. */
+	snprintf(conf, sizeof(conf), "%s/none.conf", tree_root);
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), 0);
+	tree_remove();
+}
+END_TEST
+
 Suite *slurmconf_suite(void)
 {
 	Suite *s = suite_create("slurmconf");
@@ -128,6 +176,8 @@ Suite *slurmconf_suite(void)
 
 	tcase_add_test(tc, slurm_conf_env_then_default_then_configless_cache);
 	tcase_add_test(tc, plugstack_beside_slurm_conf_unless_plugstackconfig_says);
+	tcase_add_test(tc, a_key_is_read_as_slurm_reads_it);
+	tcase_add_test(tc, contention_aware_needs_task_cgroup_and_constraincores);
 	suite_add_tcase(s, tc);
 	return s;
 }
