@@ -148,8 +148,13 @@ int lwk_jobscript_epilog(spank_t sp)
 		char clog[8192] = "";
 
 		lwk_node_roots_of(&r, node);
+		char why[256];
+
 		if (lwk_casas_leave_apart(&r, job, lwk_job_alive, clog, sizeof(clog)))
 			log_lines(job, node, clog);
+		if (lwk_job_alive_apart_failure(why, sizeof(why)))
+			slurm_error("lwk: job %u on %s: slurmctld could not be asked about the other jobs "
+				    "here (%s): those without a slurmstepd here are kept", job, node, why);
 		step[EP_REPLAN] = seconds_since(&t0);
 	}
 	rc = lwk_syncmon_stop(lwk_cfg.state_dir, node, job, 5000, log, sizeof(log));

@@ -57,6 +57,8 @@ int lwk_remote_task_init(spank_t sp);
 void lwk_remote_lwk_setup(spank_t sp, const char *step);
 /* A step without --lwk of a job partitioned here: on the OS cores. */
 void lwk_remote_lwk_attach(spank_t sp, const char *step);
+/* Has the job its --lwk partition on this node? */
+bool lwk_remote_lwk_partitioned(spank_t sp);
 int lwk_remote_lwk_user_init(spank_t sp);
 int lwk_remote_lwk_post_fork(spank_t sp);
 int lwk_remote_lwk_task_init(spank_t sp);

@@ -217,10 +217,22 @@ int lwk_remote_post_opt(spank_t sp)
 	 * anything is set up for it (a partition, a hold in the split). */
 	if (lwk_req.syncmon_given && syncmon_buffer_refused(step))
 		return 0;
-	if (lwk_req.lwk_given)
+	if (lwk_req.lwk_given) {
 		lwk_remote_lwk_setup(sp, step);
-	else if (!lwk_req.casas_given)
+	} else if (!lwk_req.casas_given) {
 		lwk_remote_lwk_attach(sp, step);
+	} else if (lwk_remote_lwk_partitioned(sp)) {
+		char node[256];
+		uint32_t job = 0;
+
+		/* srun --overlap --jobid goes around the submit policy. */
+		spank_get_item(sp, S_JOB_ID, &job);
+		lwk_node_name(node, sizeof(node));
+		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
+			 "lwk: --contention-aware: job %u has an --lwk partition on %.100s: its steps "
+			 "cannot join the contention-aware split (without the option a step runs on its "
+			 "OS cores)", job, node);
+	}
 	if (lwk_req.remote_error[0]) {
 		/* A setup refused (another job on the node, the node's own
 		 * problem): the job fails, on_error is for refused option

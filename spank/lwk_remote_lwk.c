@@ -195,6 +195,20 @@ void lwk_remote_lwk_attach(spank_t sp, const char *step)
 		   step, job, node);
 }
 
+/* Does the job have its --lwk partition on this node?  A step of it
+ * with --contention-aware is refused there: the split would rewrite the
+ * cpusets of the job's whole cgroup tree, the partition's too. */
+bool lwk_remote_lwk_partitioned(spank_t sp)
+{
+	struct lwk_node_roots r;
+	uint32_t job = 0;
+
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+		return false;
+	roots(sp, &r);
+	return lwk_part_load(&r, job, &part) == 1;
+}
+
 /* The text of a /proc/<pid>/cgroup file (empty when unreadable). */
 static void read_cgroups(const char *path, char *text, size_t len)
 {
@@ -373,8 +387,11 @@ static void carry_binding(enum lwk_part_role role, const bool *placed)
 	struct lwk_cpuset *out = calloc(nforked, sizeof(*out));
 	char from[256], to[256];
 
+	/* A task killed in its placement binds nothing: an empty mask
+	 * counts no CPU as used. */
 	for (uint32_t i = 0; masks && out && i < nforked; i++)
-		masks[i] = forked[i].mask;
+		if (placed[i])
+			masks[i] = forked[i].mask;
 	if (masks && out)
 		lwk_bind_carry(side, masks, nforked, out);
 	for (uint32_t i = 0; masks && out && i < nforked; i++) {

@@ -63,7 +63,7 @@ struct gone_jobs {
 unsigned int lwk_casas_drop_gone_launchers(const struct lwk_node_roots *r,
 					   struct lwk_casas_record *rec);
 
-void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t),
+void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t), uint32_t leaving,
 			 struct gone_jobs *g);
 bool lwk_casas_is_gone(const struct gone_jobs *g, uint32_t job);
 

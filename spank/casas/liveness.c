@@ -68,9 +68,10 @@ unsigned int lwk_casas_drop_gone_launchers(const struct lwk_node_roots *r,
 	return dropped;
 }
 
-/* The recorded jobs alive() says are gone (none without alive): called
+/* The recorded jobs alive() says are gone (none without alive), but
+ * leaving, which is not asked about (its record goes anyway): called
  * before the node lock is taken (casas/internal.h says why). */
-void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t),
+void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t), uint32_t leaving,
 			 struct gone_jobs *g)
 {
 	uint32_t ids[LWK_CASAS_MAX_JOBS];
@@ -78,7 +79,7 @@ void lwk_casas_find_gone(const struct lwk_node_roots *r, bool (*alive)(uint32_t)
 
 	g->n = 0;
 	for (int i = 0; i < n; i++)
-		if (!alive(ids[i]))
+		if ((!leaving || ids[i] != leaving) && !alive(ids[i]))
 			g->ids[g->n++] = ids[i];
 }
 

@@ -28,7 +28,7 @@ int lwk_casas_join(const struct lwk_node_roots *r, struct lwk_casas_record *rec,
 
 	if (lwk_casas_make_dirs(r, err, errlen))
 		return -1;
-	lwk_casas_find_gone(r, alive, &gone);
+	lwk_casas_find_gone(r, alive, 0, &gone);
 	{
 		/* Another live job's --lwk partition owns the node's CPUs
 		 * and IRQs: no die split next to it.  Asked before the node
@@ -299,7 +299,7 @@ static int leave(const struct lwk_node_roots *r, uint32_t job, bool (*alive)(uin
 	lwk_casas_dir(r, dir, sizeof(dir));
 	if (lstat(dir, &st))
 		return 0; /* no contention-aware job ever ran here: one stat */
-	lwk_casas_find_gone(r, alive, &gone);
+	lwk_casas_find_gone(r, alive, job, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return 0;

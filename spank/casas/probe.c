@@ -120,7 +120,7 @@ static bool probe_step(const struct lwk_node_roots *r, uint32_t job, unsigned in
 	int nfd;
 	bool ok = false;
 
-	lwk_casas_find_gone(r, alive, &gone);
+	lwk_casas_find_gone(r, alive, 0, &gone);
 	nfd = lwk_node_lock(r->state_root);
 	if (nfd < 0)
 		return false;

@@ -191,7 +191,9 @@ int lwk_casas_conf_problem(const char *conf, char *why, size_t len)
 	if (dir_of(conf, dir, sizeof(dir)) || resolve(dir, "cgroup.conf", cg, sizeof(cg)))
 		return 0;
 	rc = lwk_slurm_conf_value(cg, "ConstrainCores", v, sizeof(v));
-	if (rc <= 0 || strcasecmp(v, "yes")) {
+	/* Slurm's booleans: yes, up, true or 1 (s_p_handle_boolean). */
+	if (rc <= 0 || (strcasecmp(v, "yes") && strcasecmp(v, "up") && strcasecmp(v, "true") &&
+			strcmp(v, "1"))) {
 		if (rc < 0)
 			snprintf(why, len, "%s cannot be read: ConstrainCores=yes is needed there", cg);
 		else

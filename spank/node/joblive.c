@@ -157,7 +157,7 @@ static void sort_fds(int *fds, size_t n)
  * child SIGKILL cannot end yet (a FUSE answer that never comes) is left
  * to slurmstepd's main thread, which reaps any child, or to the end of
  * the epilog's process.  Closes pidfd. */
-static void end_child(pid_t child, int pidfd)
+static void end_child(pid_t child, int pidfd, int *status)
 {
 	if (child <= 0)
 		return;
@@ -172,7 +172,7 @@ static void end_child(pid_t child, int pidfd)
 	for (int i = 0; i < 100; i++) {
 		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
 
-		if (waitpid(child, NULL, WNOHANG) != 0)
+		if (waitpid(child, status, WNOHANG) != 0)
 			break;
 		nanosleep(&ms10, NULL);
 	}
@@ -224,7 +224,7 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
 	if (child < 0 || poll(&p, 1, 2000) != 1 || read(pipefd[0], &found, 1) != 1)
 		found = 0;
-	end_child(child, pidfd);
+	end_child(child, pidfd, NULL);
 	close(pipefd[0]);
 	free(env);
 	return found;
@@ -431,22 +431,52 @@ struct answer {
  * ends only the child, and the answer is "cannot tell".  No answer in
  * time is "cannot tell" too.
  */
+/* In the child: every fd from 3 on but keep made /dev/null's.  A lock
+ * of the parent's then does not outlive its own close, and libslurm's
+ * open log file, still written to, cannot become the number of a socket
+ * the child opens (closing it would let its lines go into an RPC). */
+static void shed_fds(int keep)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (null >= 0 && d && (e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (fd > 2 && fd != keep && fd != null && fd != dirfd(d))
+			dup2(null, fd);
+	}
+	if (d)
+		closedir(d);
+	if (null >= 0)
+		close(null);
+}
+
+/* The first question asked apart that got no answer (the child exited,
+ * or gave none in time): after it, this process asks no more. */
+static atomic_int apart_failed;
+static _Atomic int apart_status;
+
 static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15], int ms)
 {
 	struct answer a = { LWK_ALLOC_UNKNOWN, 0, "" };
 	struct pollfd p;
-	int pipefd[2], pidfd = -1;
+	int pipefd[2], pidfd = -1, status = -1;
+	bool answered;
 	pid_t child;
 
+	/* slurmctld that could not be asked once is not asked again by
+	 * this epilog: 20 s a job would add up past its time limit. */
+	if (atomic_load(&apart_failed))
+		return LWK_ALLOC_UNKNOWN;
 	if (pipe2(pipefd, O_CLOEXEC))
 		return LWK_ALLOC_UNKNOWN;
 	child = fork();
 	if (child == 0) {
 		void (*init)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
-		int keep[1] = { pipefd[1] };
 
-		/* No lock of the parent's outlives its own close. */
-		close_all_but(keep, 1);
+		shed_fds(pipefd[1]);
 		/* slurm_conf_init() inside returns at once: the epilog's
 		 * process has its configuration already. */
 		if (init)
@@ -459,11 +489,24 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 	if (child > 0)
 		pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 #endif
-	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
-	if (child < 0 || poll(&p, 1, ms) != 1 || read(pipefd[0], &a, sizeof(a)) != (ssize_t)sizeof(a))
+	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN, .revents = 0 };
+	answered = child > 0 && poll(&p, 1, ms) == 1 &&
+		   read(pipefd[0], &a, sizeof(a)) == (ssize_t)sizeof(a);
+	if (!answered)
 		a.alloc = LWK_ALLOC_UNKNOWN;
-	end_child(child, pidfd);
+	/* Nothing else reaps a child of the epilog's process: its pid is
+	 * its own until reaped here, and a kill by pid is safe. */
+	if (child > 0 && pidfd < 0)
+		kill(child, SIGKILL);
+	end_child(child, pidfd, &status);
 	close(pipefd[0]);
+	if (!answered) {
+		/* Killed here for want of an answer: "in time". */
+		if (child > 0 && p.revents == 0)
+			status = -1;
+		atomic_store(&apart_status, status);
+		atomic_store(&apart_failed, 1);
+	}
 	if (a.alloc == LWK_ALLOC_YES) {
 		if (uid)
 			*uid = a.uid;
@@ -473,6 +516,23 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 		}
 	}
 	return a.alloc;
+}
+
+int lwk_job_alive_apart_failure(char *why, size_t len)
+{
+	int status = atomic_load(&apart_status);
+
+	if (!atomic_load(&apart_failed))
+		return 0;
+	if (status < 0)
+		snprintf(why, len, "no answer within %.1f s", atomic_load(&ask_apart_ms) / 1000.0);
+	else if (WIFEXITED(status))
+		snprintf(why, len, "libslurm ended the asking process with exit status %d",
+			 WEXITSTATUS(status));
+	else
+		snprintf(why, len, "the asking process was killed by signal %d",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return -1;
 }
 
 static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid[15])
@@ -485,6 +545,7 @@ static int allocated_here(uint32_t job, const char *node, uid_t *uid, char sluid
 void lwk_job_alive_ask_apart(int ms)
 {
 	atomic_store(&ask_apart_ms, ms);
+	atomic_store(&apart_failed, 0);
 }
 
 int lwk_job_allocated_here(uint32_t job, const char *node, uid_t *uid)

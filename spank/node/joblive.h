@@ -92,6 +92,10 @@ int lwk_job_alive_load_slurm(const char *lib, char *err, size_t errlen);
  * drain the node), and the answer is "cannot tell". */
 void lwk_job_alive_ask_apart(int ms);
 
+/* Whether a question asked apart got no answer (after which this
+ * process asks no more): -1 with why, else 0. */
+int lwk_job_alive_apart_failure(char *why, size_t len);
+
 /* lib's real path into resolved when it and its directory are root's
  * and not group- or world-writable: 0, else -1 with why in err. */
 int lwk_lib_is_safe(const char *lib, char *resolved, size_t len, char *err, size_t errlen);

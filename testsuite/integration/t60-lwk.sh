@@ -272,6 +272,11 @@ test_a_step_attached_without_lwk_runs_on_the_os_cores() {
 	[ -s "$started" ] || fail "job $jid's App step did not start within $(wait_bound) s"
 	out=$(srun --jobid="$jid" --overlap -n1 $p 2>&1) || fail "the attached step failed: $out"
 	assert_probe "$out" delegation "$jid"
+	# With --contention-aware (no submit policy on this path) it is
+	# refused: the split would rewrite the partition's cpusets.
+	run_expect_fail "$LWK_WORK/attach.err" srun --jobid="$jid" --overlap -n1 --contention-aware true
+	assert_grep "lwk: --contention-aware: job $jid has an --lwk partition on node$LWK_NODES" "$LWK_WORK/attach.err" \
+		"the step's output"
 	out=$(srun --jobid="$jid" --overlap --lwk -n1 $p 2>&1) || fail "a step with --lwk failed after it: $out"
 	assert_probe "$out" app "$jid"
 	[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] || fail "job $jid's App step ended"
@@ -283,7 +288,7 @@ test_a_step_attached_without_lwk_runs_on_the_os_cores() {
 # binding of a later task to an OS CPU failed the launch ("Invalid
 # argument").  Each task now gets App CPUs of its own.
 test_cpu_bind_binds_each_task_within_the_app_cores() {
-	local p out node app os n bind k line cpus seen
+	local p out node app os n bind k line cpus seen c
 	p=$(probe)
 	node=node$LWK_NODES
 	out=$(srun -N1 -w "$node" --lwk -n1 $p 2>"$LWK_WORK/bind.err") ||
@@ -298,13 +303,17 @@ test_cpu_bind_binds_each_task_within_the_app_cores() {
 		out=$(srun -N1 -w "$node" --lwk -n "$k" --cpu-bind="$bind" $p 2>"$LWK_WORK/bind.err") ||
 			fail "srun --lwk -n $k --cpu-bind=$bind failed: $out $(cat "$LWK_WORK/bind.err")"
 		[ "$(wc -l <<<"$out")" = "$k" ] || fail "--cpu-bind=$bind: expected $k tasks: $out"
+		# Each task on App CPUs of its own: one CPU, or one core's
+		# threads where cores have several.
 		seen=
 		while read -r line; do
 			IFS='|' read -r _ _ _ _ _ cpus _ <<<"$line"
-			[[ $cpus =~ ^[0-9]+$ ]] && within "$cpus" "$app" ||
-				fail "--cpu-bind=$bind: a task may run on CPUs $cpus, not one App CPU of $app: $out"
-			[[ " $seen " != *" $cpus "* ]] || fail "--cpu-bind=$bind: two tasks bound to CPU $cpus: $out"
-			seen+=" $cpus"
+			[ "$cpus" != "$app" ] && within "$cpus" "$app" ||
+				fail "--cpu-bind=$bind: a task may run on CPUs $cpus, not CPUs of its own among the App CPUs $app: $out"
+			for c in $(expand "$cpus"); do
+				[[ " $seen " != *" $c "* ]] || fail "--cpu-bind=$bind: two tasks bound to CPU $c: $out"
+				seen+=" $c"
+			done
 		done <<<"$out"
 	done
 }

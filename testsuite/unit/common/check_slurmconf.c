@@ -156,6 +156,11 @@ START_TEST(contention_aware_needs_task_cgroup_and_constraincores)
 	tree_put("slurm.conf", "TaskPlugin=task/cgroup,task/affinity\n");
 	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "");
+	/* Slurm's other words for yes. */
+	tree_put("cgroup.conf", "ConstrainCores=True\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), 0);
+	tree_put("cgroup.conf", "ConstrainCores=1\n");
+	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), 0);
 	tree_put("cgroup.conf", "ConstrainCores=no\nConstrainRAMSpace=yes\n");
 	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "cgroup.conf has ConstrainCores=no: ConstrainCores=yes is needed"));

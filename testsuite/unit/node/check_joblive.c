@@ -578,20 +578,33 @@ END_TEST
 
 /* libslurm exits when a client plugin will not load (slurm_init's
  * fatal()), and an RPC may hang: asked apart, either ends the child,
- * never the caller, and the job is kept. */
+ * never the caller, and the job is kept.  After one such question the
+ * process asks no more (20 s a job would add up), and says why. */
 START_TEST(a_child_that_dies_or_hangs_is_cannot_tell)
 {
 	struct timespec t0, t1;
+	char why[256];
 
 	lwk_job_alive_ask_apart(300);
+	ck_assert_int_eq(lwk_job_alive_apart_failure(why, sizeof(why)), 0);
 	load_dies = 1;
 	ck_assert_int_eq(lwk_job_allocated_here(JOB, "n1", NULL), LWK_ALLOC_UNKNOWN);
 	ck_assert(lwk_job_alive(JOB));
+	ck_assert_int_eq(lwk_job_alive_apart_failure(why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "libslurm ended the asking process with exit status 1");
+	/* Not asked again, even once slurmctld would answer. */
+	load_dies = 0;
+	job_state = JOB_COMPLETE;
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
+	/* A hang: no answer in time. */
+	lwk_job_alive_ask_apart(300);
 	load_dies = 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "a hung question took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+	ck_assert_int_eq(lwk_job_alive_apart_failure(why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "no answer within 0.3 s");
 }
 END_TEST
 
