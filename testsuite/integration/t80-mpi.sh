@@ -278,15 +278,13 @@ EOF
 		fail "the other job $other was not placed on its $n nodes within $(wait_bound) s: $(ls "$dir"); $(squeue -h -j "$other" -o '%T %R' 2>&1); $(tail -n 5 "$dir/other.out" 2>/dev/null)"
 	# min_dies: a die for each rank, whatever the probe measured (on
 	# dies of one core, two ranks on one die would share one CPU).
-	# --cpu-bind=none: a step launched while the arbiter has narrowed the
-	# job's cgroup to the dies it probes fails in task/affinity ("Invalid
-	# argument": Slurm binds each task to CPUs of its allocation that the
-	# cgroup no longer has; seen on the guests, a known bug); the ranks
-	# must still stay on the job's dies, which the cgroup enforces.
+	# Slurm's own binding (task/affinity): the step launches while the
+	# probe holds the job on one die, and its ranks still end on the
+	# job's dies, which the cgroup enforces.
 	jid=$(sbatch --parsable -p cosched -N $n -w "$(sinfo -h -N -o '%N' | sort -u | tail -n "$n" | paste -sd, -)" \
 		--ntasks-per-node=$MPI_PPN -c $((cpus / MPI_PPN)) --export=ALL,MPI_OTHER="$other" \
 		--contention-aware=event=task-clock,probe=300ms,min_dies=$MPI_PPN \
-		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix --cpu-bind=none bash $dir/mpirank.sh") || fail "sbatch failed"
+		-D "$dir" -o "$dir/job.out" --wrap "srun --mpi=pmix bash $dir/mpirank.sh") || fail "sbatch failed"
 	defer scancel "$jid"
 	mpi_wait "$jid" $MPI_SECONDS
 	assert_hpcc_success "$dir" $ranks "$jid"
