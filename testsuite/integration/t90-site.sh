@@ -348,3 +348,67 @@ await_banned() {
 	done
 	return 1
 }
+
+# node_is_usable NODE: until slurmctld has NODE idle (a restarted slurmd
+# registers again), within wait_bound.
+node_is_usable() {
+	local deadline
+	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
+		[[ $(sinfo -h -n "$1" -o %t) == idle ]] && return 0
+		snooze 1
+	done
+	return 1
+}
+
+# reinstall NODE CONF SAVED: the package and the plugin's line back on
+# NODE after the removal test, slurmd restarted with them.
+reinstall() {
+	on_node "$1" sh -c "dpkg -i /var/cache/slurm-lwk-test/slurm-lwk_*.deb >/dev/null &&
+		cp '$3' '$2' && systemctl restart slurmd" ||
+		fail "cannot install the package on $1 again"
+	node_is_usable "$1" || fail "$1 is not idle after the package was installed again"
+}
+
+# The admin guide's removal, exactly its commands (the block marked
+# "vmcluster: remove"), on a compute node after an --lwk job: nothing of
+# the plugin is left (no file named after it, no cgroup, hugepages as
+# before the job, irqbalance with its own banned CPUs), and the node
+# runs jobs.  Last of the file: the package is then installed again.
+test_the_guides_removal_leaves_nothing_of_the_plugin() {
+	need_private
+	local node block conf=/etc/slurm/plugstack.conf.d/lwk.conf saved huge jid left own out
+	node=$(last_node)
+	on_node "$node" test -e /var/cache/slurm-lwk-test -a -e "$conf" ||
+		skip "needs the package installed from /var/cache/slurm-lwk-test and $conf (the site stack's guests)"
+	block=$(awk '/<!-- vmcluster: remove -->/ { f = 1; next }
+		f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' "$top/doc/admin-guide.md")
+	[ -n "$block" ] || fail "doc/admin-guide.md has no block marked 'vmcluster: remove'"
+	saved=$LWK_WORK/lwk.conf.saved
+	on_node "$node" cp "$conf" "$saved" || fail "cannot keep $conf"
+	huge=$(on_node "$node" sh -c 'cat /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages')
+	jid=$(sbatch --parsable -N1 -w "$node" -o /dev/null --lwk=mem=16M --wrap 'srun true') || fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "--lwk job $jid ended $job_state"
+	await_on "$node" "$(wait_bound)" no-entry "$LWK_STATE_DIR/$node" '^[0-9]' ||
+		fail "job $jid's state is still on $node"
+	defer reinstall "$node" "$conf" "$saved"
+	# An admin answers apt's question (apt 3 asks before it removes).
+	out=$(on_node "$node" bash -c 'yes | sh -ec "$1"' removal "$block" 2>&1) ||
+		fail "the guide's removal failed on $node: $out"
+	! on_node "$node" dpkg-query -W -f='${Status}' slurm-lwk 2>/dev/null | grep -q installed ||
+		fail "slurm-lwk is still installed on $node"
+	# Not the guests' own tools (lwk-guest-*) nor the test's copy.
+	left=$(on_node "$node" sh -c "find /etc /usr /var /run /sys/fs/cgroup -path /var/cache/slurm-lwk-test -prune -o \
+		-iname '*lwk*' ! -iname '*lwk-guest*' -print 2>/dev/null" || true)
+	[ -z "$left" ] || fail "left on $node after the guide's removal: $left"
+	[ "$(on_node "$node" sh -c 'cat /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages')" = "$huge" ] ||
+		fail "hugepages on $node differ from before the job"
+	if on_node "$node" systemctl -q is-active irqbalance; then
+		own=$(own_banned "$node") || fail "cannot tell what irqbalance on $node bans by itself"
+		await_banned "$node" "$own" || fail "irqbalance on $node bans '$(banned_cpus "$node")', not its own '$own'"
+	fi
+	node_is_usable "$node" || fail "$node is not idle after the removal"
+	jid=$(sbatch --parsable -N1 -w "$node" -o /dev/null --wrap true) || fail "sbatch of a plain job failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "a plain job on $node ended $job_state after the removal"
+}

@@ -25,62 +25,40 @@ static const char *carry(const char *side, const char *const *lists, size_t n)
 	return joined;
 }
 
-/* srun --lwk -n7 --cpu-bind=cores on 8 CPUs, OS CPU 0 (what Slurm 24.11
- * chose on the guests): task 0 had CPU 0, the OS's; it gets the one App
- * CPU no task has, the others keep theirs. */
-START_TEST(a_task_bound_to_an_os_cpu_gets_the_free_app_cpu)
+/* What Slurm's binding becomes on a side, case by case. */
+static const struct {
+	const char *why, *side, *masks[8], *expect;
+} cases[] = {
+	/* srun --lwk -n7 --cpu-bind=cores on 8 CPUs, OS CPU 0 (Slurm 24.11 on
+	 * the guests): task 0 had CPU 0, the OS's; it gets the one App CPU no
+	 * task has, the others keep theirs. */
+	{ "an OS CPU's task gets the free App CPU", "1-7", { "0", "4", "1", "5", "2", "6", "3" },
+	  "7 / 4 / 1 / 5 / 2 / 6 / 3" },
+	/* --cpu-bind=map_cpu:1,0: the second task's CPU is the OS's. */
+	{ "map_cpu onto the OS side", "1-7", { "1", "0" }, "1 / 2" },
+	/* Unbound tasks (--cpu-bind=none, or Slurm's choice) stay unbound. */
+	{ "unbound tasks", "1-7", { "0-7", "0-7", "0-7" }, "1-7 / 1-7 / 1-7" },
+	/* A two-CPU task on the OS side gets two CPUs, the least used. */
+	{ "a task keeps its width", "2-7", { "0-1", "2-3", "4-5" }, "6-7 / 2-3 / 4-5" },
+	/* One wider than the side gets all of it. */
+	{ "wider than the side", "6-7", { "0-5" }, "6-7" },
+	/* Helpers on one OS CPU: every task there. */
+	{ "helpers share the OS CPUs", "0", { "4", "5", "0" }, "0 / 0 / 0" },
+	/* More tasks than CPUs on the side: spread, the least used first. */
+	{ "more tasks than CPUs", "2-3", { "0", "1", "2", "3" }, "2 / 3 / 2 / 3" },
+};
+
+START_TEST(slurms_binding_is_carried_onto_the_side)
 {
-	static const char *const m[] = { "0", "4", "1", "5", "2", "6", "3" };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t n = 0;
 
-	ck_assert_str_eq(carry("1-7", m, 7), "7 / 4 / 1 / 5 / 2 / 6 / 3");
-}
-END_TEST
-
-/* --cpu-bind=map_cpu:1,0: the second task's CPU is the OS's. */
-START_TEST(map_cpu_onto_the_os_side_moves_to_an_unused_app_cpu)
-{
-	static const char *const m[] = { "1", "0" };
-
-	ck_assert_str_eq(carry("1-7", m, 2), "1 / 2");
-}
-END_TEST
-
-/* Unbound tasks (--cpu-bind=none, or Slurm's choice) stay unbound. */
-START_TEST(unbound_tasks_get_the_whole_side)
-{
-	static const char *const m[] = { "0-7", "0-7", "0-7" };
-
-	ck_assert_str_eq(carry("1-7", m, 3), "1-7 / 1-7 / 1-7");
-}
-END_TEST
-
-/* A two-CPU task on the OS side gets two CPUs, the least used; one
- * wider than the side gets all of it. */
-START_TEST(a_task_keeps_its_width)
-{
-	static const char *const m[] = { "0-1", "2-3", "4-5" };
-	static const char *const wide[] = { "0-5" };
-
-	ck_assert_str_eq(carry("2-7", m, 3), "6-7 / 2-3 / 4-5");
-	ck_assert_str_eq(carry("6-7", wide, 1), "6-7");
-}
-END_TEST
-
-/* Helpers on one OS CPU: every task there. */
-START_TEST(helpers_share_the_os_cpus)
-{
-	static const char *const m[] = { "4", "5", "0" };
-
-	ck_assert_str_eq(carry("0", m, 3), "0 / 0 / 0");
-}
-END_TEST
-
-/* More tasks than CPUs on the side: spread, the least used first. */
-START_TEST(more_tasks_than_cpus_are_spread)
-{
-	static const char *const m[] = { "0", "1", "2", "3" };
-
-	ck_assert_str_eq(carry("2-3", m, 4), "2 / 3 / 2 / 3");
+		while (n < 8 && cases[c].masks[n])
+			n++;
+		ck_assert_msg(!strcmp(carry(cases[c].side, cases[c].masks, n), cases[c].expect),
+			      "%s: %s, expected %s", cases[c].why, carry(cases[c].side, cases[c].masks, n),
+			      cases[c].expect);
+	}
 }
 END_TEST
 
@@ -89,12 +67,7 @@ Suite *lwk_bind_suite(void)
 	Suite *s = suite_create("lwk_bind");
 	TCase *tc = tcase_create("carry");
 
-	tcase_add_test(tc, a_task_bound_to_an_os_cpu_gets_the_free_app_cpu);
-	tcase_add_test(tc, map_cpu_onto_the_os_side_moves_to_an_unused_app_cpu);
-	tcase_add_test(tc, unbound_tasks_get_the_whole_side);
-	tcase_add_test(tc, a_task_keeps_its_width);
-	tcase_add_test(tc, helpers_share_the_os_cpus);
-	tcase_add_test(tc, more_tasks_than_cpus_are_spread);
+	tcase_add_test(tc, slurms_binding_is_carried_onto_the_side);
 	suite_add_tcase(s, tc);
 	return s;
 }
