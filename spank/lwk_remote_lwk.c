@@ -201,12 +201,19 @@ void lwk_remote_lwk_attach(spank_t sp, const char *step)
 bool lwk_remote_lwk_partitioned(spank_t sp)
 {
 	struct lwk_node_roots r;
+	char dir[4200];
+	const char *holds;
 	uint32_t job = 0;
 
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
 		return false;
 	roots(sp, &r);
-	return lwk_part_load(&r, job, &part) == 1;
+	/* Ready, or being set up by another step (its state file is
+	 * there before it is ready). */
+	snprintf(dir, sizeof(dir), "%s/%s/%u", r.state_root, r.node, job);
+	holds = lwk_part_state_holds(dir);
+	return lwk_part_load(&r, job, &part) != 0 ||
+	       (holds && !strcmp(holds, "has a --lwk partition there"));
 }
 
 /* The text of a /proc/<pid>/cgroup file (empty when unreadable). */

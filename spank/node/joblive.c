@@ -437,24 +437,35 @@ struct answer {
  * the child opens (closing it would let its lines go into an RPC). */
 static void shed_fds(int keep)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	DIR *d = opendir("/proc/self/fd");
+	int fd0 = open("/dev/null", O_RDWR | O_CLOEXEC);
+	/* Above 2: with fds 0 to 2 closed, open() would take one of them. */
+	int null = fd0 >= 0 ? fcntl(fd0, F_DUPFD_CLOEXEC, 3) : -1;
+	DIR *d = null >= 0 ? opendir("/proc/self/fd") : NULL;
 	struct dirent *e;
 
-	while (null >= 0 && d && (e = readdir(d))) {
+	if (fd0 >= 0 && fd0 != null)
+		close(fd0);
+	if (!d) {
+		/* No /dev/null or no /proc: closed, as a lock must not
+		 * outlive the parent's close. */
+		if (null >= 0)
+			close(null);
+		close_all_but(&keep, 1);
+		return;
+	}
+	while ((e = readdir(d))) {
 		int fd = atoi(e->d_name);
 
 		if (fd > 2 && fd != keep && fd != null && fd != dirfd(d))
 			dup2(null, fd);
 	}
-	if (d)
-		closedir(d);
-	if (null >= 0)
-		close(null);
+	closedir(d);
+	close(null);
 }
 
 /* The first question asked apart that got no answer (the child exited,
- * or gave none in time): after it, this process asks no more. */
+ * or gave none in time, or slurmctld did not answer it): after it,
+ * this process asks no more. */
 static atomic_int apart_failed;
 static _Atomic int apart_status;
 
@@ -462,7 +473,7 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 {
 	struct answer a = { LWK_ALLOC_UNKNOWN, 0, "" };
 	struct pollfd p;
-	int pipefd[2], pidfd = -1, status = -1;
+	int pipefd[2], pidfd = -1, status = -1, polled = -1;
 	bool answered;
 	pid_t child;
 
@@ -490,8 +501,22 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 		pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 #endif
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN, .revents = 0 };
-	answered = child > 0 && poll(&p, 1, ms) == 1 &&
-		   read(pipefd[0], &a, sizeof(a)) == (ssize_t)sizeof(a);
+	if (child > 0) {
+		struct timespec end, now;
+
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += ms / 1000;
+		end.tv_nsec += (long)(ms % 1000) * 1000000L;
+		/* A signal is no timeout: poll again for the time left. */
+		do {
+			long left;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = (end.tv_sec - now.tv_sec) * 1000L + (end.tv_nsec - now.tv_nsec) / 1000000L;
+			polled = poll(&p, 1, left > 0 ? (int)left : 0);
+		} while (polled < 0 && errno == EINTR);
+	}
+	answered = polled == 1 && read(pipefd[0], &a, sizeof(a)) == (ssize_t)sizeof(a);
 	if (!answered)
 		a.alloc = LWK_ALLOC_UNKNOWN;
 	/* Nothing else reaps a child of the epilog's process: its pid is
@@ -500,11 +525,12 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 		kill(child, SIGKILL);
 	end_child(child, pidfd, &status);
 	close(pipefd[0]);
-	if (!answered) {
+	/* No fork is no answer from slurmctld: ask again next time. */
+	if (child > 0 && (!answered || a.alloc == LWK_ALLOC_UNKNOWN)) {
 		/* Killed here for want of an answer: "in time". */
-		if (child > 0 && p.revents == 0)
+		if (!answered && polled == 0)
 			status = -1;
-		atomic_store(&apart_status, status);
+		atomic_store(&apart_status, answered ? -2 : status);
 		atomic_store(&apart_failed, 1);
 	}
 	if (a.alloc == LWK_ALLOC_YES) {
@@ -524,7 +550,9 @@ int lwk_job_alive_apart_failure(char *why, size_t len)
 
 	if (!atomic_load(&apart_failed))
 		return 0;
-	if (status < 0)
+	if (status == -2)
+		snprintf(why, len, "it did not answer");
+	else if (status < 0)
 		snprintf(why, len, "no answer within %.1f s", atomic_load(&ask_apart_ms) / 1000.0);
 	else if (WIFEXITED(status))
 		snprintf(why, len, "libslurm ended the asking process with exit status %d",

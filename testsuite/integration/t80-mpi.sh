@@ -278,8 +278,9 @@ EOF
 		fail "the other job $other was not placed on its $n nodes within $(wait_bound) s: $(ls "$dir"); $(squeue -h -j "$other" -o '%T %R' 2>&1); $(tail -n 5 "$dir/other.out" 2>/dev/null)"
 	# min_dies: a die for each rank, whatever the probe measured (on
 	# dies of one core, two ranks on one die would share one CPU).
-	# Slurm's own binding (task/affinity): the step launches while the
-	# probe holds the job on one die, and its ranks still end on the
+	# Slurm's own binding (task/affinity): the step may launch while the
+	# probe holds the job on one die (the launch widens its cgroups
+	# until its last task is bound), and its ranks still end on the
 	# job's dies, which the cgroup enforces.
 	jid=$(sbatch --parsable -p cosched -N $n -w "$(sinfo -h -N -o '%N' | sort -u | tail -n "$n" | paste -sd, -)" \
 		--ntasks-per-node=$MPI_PPN -c $((cpus / MPI_PPN)) --export=ALL,MPI_OTHER="$other" \

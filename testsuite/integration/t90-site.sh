@@ -360,26 +360,32 @@ node_is_usable() {
 	return 1
 }
 
-# reinstall NODE CONF SAVED: the package and the plugin's line back on
-# NODE after the removal test, slurmd restarted with them.
+# reinstall NODE CONF SAVED [LINK]: the package and the plugin's line
+# back on NODE after the removal test (LINK: what its plugstack.conf.d
+# was a link to), slurmd restarted with them; dpkg tried again for 2
+# minutes (a removal cut short may still hold its lock).  Marks it done.
 reinstall() {
-	on_node "$1" sh -c "dpkg -i /var/cache/slurm-lwk-test/slurm-lwk_*.deb >/dev/null &&
-		cp '$3' '$2' && systemctl restart slurmd" ||
+	ON_NODE_SECONDS=300 on_node "$1" sh -c "for i in \$(seq 60); do
+			dpkg -i /var/cache/slurm-lwk-test/slurm-lwk_*.deb >/dev/null 2>&1 && break; sleep 2; done
+		dpkg -s slurm-lwk >/dev/null &&
+		if [ -n '$4' ]; then rm -rf '${2%/*}' && ln -s '$4' '${2%/*}'; else cp '$3' '$2'; fi &&
+		systemctl restart slurmd" ||
 		fail "cannot install the package on $1 again"
 	node_is_usable "$1" || fail "$1 is not idle after the package was installed again"
+	touch "$LWK_WORK/reinstalled"
 }
 
 # The admin guide's removal, exactly its commands (the block marked
 # "vmcluster: remove"), on a compute node after an --lwk job: nothing of
-# the plugin is left (no file named after it, no cgroup, hugepages as
-# before the job, irqbalance with its own banned CPUs), and the node
-# runs jobs.  Last of the file: the package is then installed again.
+# the plugin is left (no file or cgroup named after it; hugepages and
+# irqbalance's bans, which the job's epilog gave back, stay so), and the
+# node runs jobs.  The package is then installed again.
 test_the_guides_removal_leaves_nothing_of_the_plugin() {
 	need_private
-	local node block conf=/etc/slurm/plugstack.conf.d/lwk.conf saved huge jid left own out
+	local node block conf=/etc/slurm/plugstack.conf.d/lwk.conf saved huge jid left own out link
 	node=$(last_node)
-	on_node "$node" test -e /var/cache/slurm-lwk-test -a -e "$conf" ||
-		skip "needs the package installed from /var/cache/slurm-lwk-test and $conf (the site stack's guests)"
+	on_node "$node" sh -c "ls /var/cache/slurm-lwk-test/slurm-lwk_*.deb && test -e $conf" >/dev/null ||
+		skip "needs the package's .deb in /var/cache/slurm-lwk-test and $conf (the site stack's guests)"
 	block=$(awk '/<!-- vmcluster: remove -->/ { f = 1; next }
 		f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' "$top/doc/admin-guide.md")
 	[ -n "$block" ] || fail "doc/admin-guide.md has no block marked 'vmcluster: remove'"
@@ -391,15 +397,22 @@ test_the_guides_removal_leaves_nothing_of_the_plugin() {
 	[ "$job_state" = COMPLETED ] || fail "--lwk job $jid ended $job_state"
 	await_on "$node" "$(wait_bound)" no-entry "$LWK_STATE_DIR/$node" '^[0-9]' ||
 		fail "job $jid's state is still on $node"
-	defer reinstall "$node" "$conf" "$saved"
+	# The guests share plugstack.conf.d between nodes: this node's own
+	# copy, so that the removal leaves the plugin on the others.
+	link=$(on_node "$node" sh -c "readlink ${conf%/*} || true")
+	if [ -n "$link" ]; then
+		on_node "$node" sh -c "rm ${conf%/*} && mkdir ${conf%/*} && cp $link/*.conf ${conf%/*}/" ||
+			fail "cannot give $node a plugstack.conf.d of its own"
+	fi
+	rm -f "$LWK_WORK/reinstalled"
+	defer "[ -e '$LWK_WORK/reinstalled' ] || reinstall '$node' '$conf' '$saved' '$link'"
 	# An admin answers apt's question (apt 3 asks before it removes).
-	out=$(on_node "$node" bash -c 'yes | sh -ec "$1"' removal "$block" 2>&1) ||
+	out=$(ON_NODE_SECONDS=600 on_node "$node" bash -c 'yes | sh -ec "$1"' removal "$block" 2>&1) ||
 		fail "the guide's removal failed on $node: $out"
-	! on_node "$node" dpkg-query -W -f='${Status}' slurm-lwk 2>/dev/null | grep -q installed ||
-		fail "slurm-lwk is still installed on $node"
+	on_node "$node" sh -c '! dpkg -s slurm-lwk >/dev/null 2>&1' || fail "slurm-lwk is still installed on $node"
 	# Not the guests' own tools (lwk-guest-*) nor the test's copy.
 	left=$(on_node "$node" sh -c "find /etc /usr /var /run /sys/fs/cgroup -path /var/cache/slurm-lwk-test -prune -o \
-		-iname '*lwk*' ! -iname '*lwk-guest*' -print 2>/dev/null" || true)
+		-iname '*lwk*' ! -iname '*lwk-guest*' -print 2>/dev/null; exit 0") || fail "cannot look for what is left on $node"
 	[ -z "$left" ] || fail "left on $node after the guide's removal: $left"
 	[ "$(on_node "$node" sh -c 'cat /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages')" = "$huge" ] ||
 		fail "hugepages on $node differ from before the job"
@@ -411,4 +424,5 @@ test_the_guides_removal_leaves_nothing_of_the_plugin() {
 	jid=$(sbatch --parsable -N1 -w "$node" -o /dev/null --wrap true) || fail "sbatch of a plain job failed"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] || fail "a plain job on $node ended $job_state after the removal"
+	reinstall "$node" "$conf" "$saved" "$link"
 }

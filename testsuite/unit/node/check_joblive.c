@@ -558,6 +558,7 @@ END_TEST
 START_TEST(asked_apart_the_answers_are_the_same)
 {
 	uid_t uid = 0;
+	char why[256];
 
 	lwk_job_alive_ask_apart(5000);
 	ck_assert_int_eq(lwk_job_allocated_here(JOB, "n1", &uid), LWK_ALLOC_YES);
@@ -567,9 +568,16 @@ START_TEST(asked_apart_the_answers_are_the_same)
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_GONE);
 	fail_errno = ESLURM_INVALID_JOB_ID;
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_GONE);
+	ck_assert_int_eq(lwk_job_alive_apart_failure(why, sizeof(why)), 0);
+	/* slurmctld down: kept, and not asked again by this process. */
 	fail_errno = SLURM_COMMUNICATIONS_CONNECTION_ERROR;
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
+	ck_assert_int_eq(lwk_job_alive_apart_failure(why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "it did not answer");
+	fail_errno = ESLURM_INVALID_JOB_ID;
+	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
 	ck_assert_int_eq(calls, 0);
+	fail_errno = SLURM_COMMUNICATIONS_CONNECTION_ERROR;
 	lwk_job_alive_ask_apart(0);
 	ck_assert_int_eq(lwk_job_liveness(JOB), LWK_LIVE_UNKNOWN);
 	ck_assert_int_eq(calls, 1);
