@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -39,6 +38,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "node/child.h"
 #include "node/joblive.h"
 #include "node/nodename.h"
 #include "node/procfs.h"
@@ -107,77 +107,6 @@ static bool stepd_here(uint32_t job)
 	return alive;
 }
 
-/* In the child: every fd but those of keep[] (sorted) closed, so that
- * no lock this process holds outlives the parent's own close. */
-static void close_all_but(const int *keep, size_t n)
-{
-	unsigned int from = 3, top = 65536;
-	struct rlimit rl;
-	size_t k = 0;
-
-#ifdef SYS_close_range
-	bool ok = true;
-
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned int)keep[i] > from)
-			ok = ok && !syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
-		from = (unsigned int)keep[i] + 1;
-	}
-	if (ok && !syscall(SYS_close_range, from, ~0U, 0))
-		return;
-#endif
-	/* No close_range (before 5.9): one by one, up to the fd limit. */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < top)
-		top = (unsigned int)rl.rlim_cur;
-	for (unsigned int fd = 3; fd < top; fd++) {
-		while (k < n && (unsigned int)keep[k] < fd)
-			k++;
-		if (k < n && (unsigned int)keep[k] == fd)
-			continue;
-		close((int)fd);
-	}
-}
-
-/* In order, without qsort (which may allocate: the child of a threaded
- * process calls nothing that does). */
-static void sort_fds(int *fds, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
-			int t = fds[j];
-
-			fds[j] = fds[j - 1];
-			fds[j - 1] = t;
-		}
-}
-
-/* Kill child (through its pidfd when there is one: slurmstepd's main
- * thread reaps any child, and a pid reaped there may be reused) and
- * reap it within a second (ECHILD: slurmstepd's main thread did).  A
- * child SIGKILL cannot end yet (a FUSE answer that never comes) is left
- * to slurmstepd's main thread, which reaps any child, or to the end of
- * the epilog's process.  Closes pidfd. */
-static void end_child(pid_t child, int pidfd, int *status)
-{
-	if (child <= 0)
-		return;
-#ifdef SYS_pidfd_send_signal
-	if (pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-		close(pidfd);
-	}
-#else
-	(void)pidfd;
-#endif
-	for (int i = 0; i < 100; i++) {
-		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
-
-		if (waitpid(child, status, WNOHANG) != 0)
-			break;
-		nanosleep(&ms10, NULL);
-	}
-}
-
 /* Does the environment of one of these processes (their /proc
  * directories open in dirs[], owner checked) name the job (SLURM_JOB_ID,
  * and this node's name when known)?  A user's environment can be memory
@@ -202,8 +131,8 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 		/* Only open, read and a pure match here: the parent may have
 		 * threads (the probe's). */
 		dirs[n] = pipefd[1];
-		sort_fds(dirs, n + 1);
-		close_all_but(dirs, n + 1);
+		lwk_child_sort_fds(dirs, n + 1);
+		lwk_child_close_all_but(dirs, n + 1);
 		for (size_t i = 0; i < n + 1 && !found; i++) {
 			int fd = dirs[i] == pipefd[1] ? -1 : openat(dirs[i], "environ", O_RDONLY | O_CLOEXEC);
 			ssize_t got = fd >= 0 ? read(fd, env, ENV) : -1;
@@ -224,7 +153,7 @@ static bool environ_names(int *dirs, size_t n, uint32_t job, const char *node)
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
 	if (child < 0 || poll(&p, 1, 2000) != 1 || read(pipefd[0], &found, 1) != 1)
 		found = 0;
-	end_child(child, pidfd, NULL);
+	lwk_child_end(child, pidfd, NULL);
 	close(pipefd[0]);
 	free(env);
 	return found;
@@ -431,38 +360,6 @@ struct answer {
  * ends only the child, and the answer is "cannot tell".  No answer in
  * time is "cannot tell" too.
  */
-/* In the child: every fd from 3 on but keep made /dev/null's.  A lock
- * of the parent's then does not outlive its own close, and libslurm's
- * open log file, still written to, cannot become the number of a socket
- * the child opens (closing it would let its lines go into an RPC). */
-static void shed_fds(int keep)
-{
-	int fd0 = open("/dev/null", O_RDWR | O_CLOEXEC);
-	/* Above 2: with fds 0 to 2 closed, open() would take one of them. */
-	int null = fd0 >= 0 ? fcntl(fd0, F_DUPFD_CLOEXEC, 3) : -1;
-	DIR *d = null >= 0 ? opendir("/proc/self/fd") : NULL;
-	struct dirent *e;
-
-	if (fd0 >= 0 && fd0 != null)
-		close(fd0);
-	if (!d) {
-		/* No /dev/null or no /proc: closed, as a lock must not
-		 * outlive the parent's close. */
-		if (null >= 0)
-			close(null);
-		close_all_but(&keep, 1);
-		return;
-	}
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-
-		if (fd > 2 && fd != keep && fd != null && fd != dirfd(d))
-			dup2(null, fd);
-	}
-	closedir(d);
-	close(null);
-}
-
 /* The first question asked apart that got no answer (the child exited,
  * or gave none in time, or slurmctld did not answer it): after it,
  * this process asks no more. */
@@ -487,7 +384,7 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 	if (child == 0) {
 		void (*init)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "slurm_init");
 
-		shed_fds(pipefd[1]);
+		lwk_child_shed_fds(pipefd[1]);
 		/* slurm_conf_init() inside returns at once: the epilog's
 		 * process has its configuration already. */
 		if (init)
@@ -523,7 +420,7 @@ static int ask_apart(uint32_t job, const char *node, uid_t *uid, char sluid[15],
 	 * its own until reaped here, and a kill by pid is safe. */
 	if (child > 0 && pidfd < 0)
 		kill(child, SIGKILL);
-	end_child(child, pidfd, &status);
+	lwk_child_end(child, pidfd, &status);
 	close(pipefd[0]);
 	/* No fork is no answer from slurmctld: ask again next time. */
 	if (child > 0 && (!answered || a.alloc == LWK_ALLOC_UNKNOWN)) {

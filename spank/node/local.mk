@@ -14,6 +14,8 @@ spank_liblwkcore_la_SOURCES += \
 	spank/node/irqaff.h \
 	spank/node/irqbalance.c \
 	spank/node/irqbalance.h \
+	spank/node/child.c \
+	spank/node/child.h \
 	spank/node/joblive.c \
 	spank/node/joblive.h \
 	spank/node/nodename.c \
