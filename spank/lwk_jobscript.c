@@ -104,13 +104,28 @@ static void log_epilog_time(uint32_t job, const char *node, const double step[EP
 			   step[EP_SAMPLER], step[EP_CGROUPS]);
 }
 
+/* The job's --lwk partition undone, what it says logged: -1 when some
+ * of it is left recorded for another try. */
+static int teardown_logged(uint32_t job, const char *node)
+{
+	struct lwk_node_roots r;
+	char plog[8192];
+	int rc;
+
+	lwk_node_roots_of(&r, node);
+	rc = lwk_part_teardown(&r, job, plog, sizeof(plog));
+	if (rc != 0)
+		log_lines(job, node, plog);
+	return rc;
+}
+
 int lwk_jobscript_epilog(spank_t sp)
 {
 	uint32_t job = 0;
 	char node[256], log[4096];
 	double step[EP_STEPS] = { 0 };
 	struct timespec t0;
-	int rc;
+	int rc, torn;
 
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
 		return 0;
@@ -125,16 +140,9 @@ int lwk_jobscript_epilog(spank_t sp)
 	 * this process has not loaded the client plugins an RPC needs.
 	 */
 	lwk_job_alive_ask_apart(20000);
-	{
-		/* --lwk first: the sampler may still be on the OS cores. */
-		struct lwk_node_roots r;
-		char plog[8192];
-
-		lwk_node_roots_of(&r, node);
-		if (lwk_part_teardown(&r, job, plog, sizeof(plog)) != 0)
-			log_lines(job, node, plog);
-		step[EP_TEARDOWN] = seconds_since(&t0);
-	}
+	/* --lwk first: the sampler may still be on the OS cores. */
+	torn = teardown_logged(job, node);
+	step[EP_TEARDOWN] = seconds_since(&t0);
 	{
 		/* Its dies go back to the other contention-aware jobs here.
 		 * Any job's epilog re-plans those still here, which also
@@ -174,6 +182,11 @@ int lwk_jobscript_epilog(spank_t sp)
 		slurm_info("lwk: job %u on %s: removed the empty cgroups a killed slurmstepd left", job,
 			   node);
 	log_lines(job, node, log);
+	/* Once more, what the teardown could not undo: the processes a
+	 * killed slurmstepd left, still exiting then, have had the steps
+	 * above to be gone (the slurmd log says what held them). */
+	if (torn < 0)
+		teardown_logged(job, node);
 	step[EP_CGROUPS] = seconds_since(&t0);
 	log_epilog_time(job, node, step);
 	return 0;

@@ -41,20 +41,64 @@ static int rmdir_tree(const char *dir, int depth)
 	return rmdir(dir) && errno != ENOENT ? -1 : 0;
 }
 
-/* Kill what is left in a cgroup tree, wait (up to ~2 s) for it to be
- * empty, and remove it.  Returns how many processes were killed, or -1
- * when the tree could not be removed. */
+/* What still holds the tree that could not be removed, for the log:
+ * its first pid listed and that process's state ("D" is a task stuck in
+ * the kernel, which no signal ends). */
+static void say_what_holds(const char *dir, int err, char *why, size_t whylen)
+{
+	char p[1300], stat[512] = "";
+	long pid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	f = fopen(p, "re");
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+		f = fopen(p, "re");
+		if (f) {
+			if (!fgets(stat, sizeof(stat), f))
+				stat[0] = '\0';
+			fclose(f);
+		}
+		stat[strcspn(stat, "\n")] = '\0';
+		snprintf(why, whylen, "process %.300s still in it", stat[0] ? stat : "(gone)");
+	} else {
+		snprintf(why, whylen, "rmdir: %s", strerror(err));
+	}
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Kill what is left in a cgroup tree, wait (up to LWK_CLEAR_WAIT_S) for
+ * it to be empty, and remove it.  Returns how many processes were
+ * killed, or -1 when the tree could not be removed (why says what holds
+ * it). */
 int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const char *controller,
-			const char *path)
+			const char *path, char *why, size_t whylen)
 {
 	char dir[1200];
-	int killed = 0;
+	int killed = 0, err = 0;
+	struct timespec t0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(dir, sizeof(dir), "%s%s", hier, path);
-	/* Until the tree is gone (~2 s at most): a killed process stays
-	 * listed in the cgroup while it exits, and rmdir fails with EBUSY
-	 * until it is reaped, though no process is left to signal. */
-	for (int round = 0; round < 200; round++) {
+	/* A killed process stays listed in the cgroup while it exits, and
+	 * rmdir fails with EBUSY until it is gone, though no process is
+	 * left to signal.  The bound is in time, not rounds: each round
+	 * reads the whole tree, which costs an emulated node tens of
+	 * milliseconds, and a loaded node's exits take seconds. */
+	while (seconds_since(&t0) < LWK_CLEAR_WAIT_S) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 		int n = kill_tree(r, hier, controller, path);
 
@@ -63,11 +107,14 @@ int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const 
 		if (n <= 0) {
 			if (rmdir_tree(dir, 0) == 0)
 				return killed;
-			if (errno != EBUSY)
-				return -1;
+			err = errno;
+			if (err != EBUSY)
+				break;
 		}
 		nanosleep(&t, NULL);
 	}
+	if (why && whylen)
+		say_what_holds(dir, err ? err : EBUSY, why, whylen);
 	return -1;
 }
 
@@ -104,7 +151,7 @@ int lwk_part_remove_own_cgroups(const struct lwk_node_roots *r, const char *stat
 				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "");
 			if (lwk_part_clear_tree(r, hier,
 						cg.version == LWK_CGROUP_V1 ? "cpuset" : NULL,
-						cg.path) > 0)
+						cg.path, NULL, 0) > 0)
 				lwk_log_append(log, loglen, "killed what was left in %s", cg.path);
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {

@@ -80,10 +80,15 @@ void lwk_part_keep(struct lwk_part_remains *k, bool failed, const char *fmt, ...
 
 /* ---- owncgroup.c ---- */
 
+/* How long a teardown waits for the processes it killed in a cgroup tree
+ * to be gone: an emulated node under load took over 3 s. */
+#define LWK_CLEAR_WAIT_S 5.0
+
 /* Kill what is left in a cgroup tree, wait for it to be empty, remove
- * it: how many processes were killed, or -1 when it is still there. */
+ * it: how many processes were killed, or -1 when it is still there
+ * (why, when not NULL, says what holds it). */
 int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const char *controller,
-			const char *path);
+			const char *path, char *why, size_t whylen);
 
 /* The own cgroups the state records ("cgroup" lines), killed in and
  * removed deepest first; what could not be goes to k.  0 or -1. */

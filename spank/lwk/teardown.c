@@ -38,22 +38,28 @@ static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, cons
 			path[len - 6] = '\0';
 			if (path[0] == '/' && !strstr(path, "/..") && lwk_part_is_job_cgroup(path, job)) {
 				bool left = false;
+				char why[400] = "";
 
-				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
+				/* v1: once one hierarchy is held, the others are
+				 * by the same process; the kept line has the next
+				 * teardown try them all. */
+				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1) && !left; i++) {
 					int killed;
 
 					snprintf(hier, sizeof(hier), "%s%s%s", r->cgroup_root,
 						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "");
 					killed = lwk_part_clear_tree(r, hier,
 								     v == LWK_CGROUP_V1 ? v1[i] : NULL,
-								     path);
+								     path, why, sizeof(why));
 					left |= killed < 0;
 					if (killed > 0)
 						lwk_log_append(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
 						      killed, path);
 				}
-				if (left)
+				if (left) {
+					lwk_log_append(log, loglen, "cannot remove %s yet: %s", path, why);
 					lwk_part_keep(k, true, "jobcg %s\n", path);
+				}
 			}
 		}
 		line += len + (nl ? 1 : 0);

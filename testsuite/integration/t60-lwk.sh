@@ -386,16 +386,19 @@ test_the_app_cores_and_memory_follow_numa() {
 # The held job's task, by a duration no other process on the machine
 # uses (other dev clusters on this host may run a "sleep 300").
 held_sleep=300.$$
-# Start a job holding the partition on node1; echo its id when running.
+# Start a job holding the partition on node1; echo its id once its task
+# runs (a step listed by squeue may still be starting its slurmstepd:
+# killed then, it leaves no task for the teardown to kill).
 start_held_job() {
 	local jid i
 	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap "srun sleep $held_sleep") ||
 		fail "sbatch failed"
 	defer scancel "$jid"
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		[ "$(squeue -h -j "$jid" -s -o %i | grep -c "^$jid\.0$")" = 1 ] && break
+		on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null && break
 		snooze 0.25
 	done
+	on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null || fail "the task of job $jid never ran"
 	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "no partition for job $jid"
 	echo "$jid"
 }
