@@ -64,17 +64,34 @@ test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
 # The policy is a module a site's own job_submit.lua calls first: a rule
 # of the site's (a comment on every job) and the policy's rounding both
 # apply, and a refusal of the policy comes back through the site's
-# script.  slurmctld loads the script again when it changes.
+# script.  slurmctld loads the script again when it changes.  A site
+# script that fails after the policy gets Slurm's own handling, with
+# the policy whole: Slurm up to 25.11 takes the job as the policy left
+# it (a Lua error is logged, not returned: job_submit_lua.c), 26.05
+# refuses it with the error.
 test_a_sites_own_job_submit_lua_keeps_its_rules_beside_the_policy() {
 	need_private
 	need_policy_partitions
-	local script=$LWK_DEV_DIR/job_submit.lua jid
+	local script=$LWK_DEV_DIR/job_submit.lua jid name=site-bug-$$ v
 	geometry
 	cp "$script" "$LWK_WORK/job_submit.orig"
 	defer cp "$LWK_WORK/job_submit.orig" "$script"
 	grep -q "The site's own rules here" "$script" || fail "$script is not the package's example"
-	sed -i "0,/  -- The site's own rules here\./s//  job_desc.comment = \"site_rule_ran\"/" "$script"
+	sed -i "0,/  -- The site's own rules here\./s//  if job_desc.name == \"$name\" then error(\"the site's rule failed\") end\n  job_desc.comment = \"site_rule_ran\"/" "$script"
 	touch -d '+2 seconds' "$script" # a new mtime even within the second
+	v=$(scontrol --version | grep -oE '[0-9]+\.[0-9]+' | head -1)
+	if [ "${v%.*}" -lt 26 ]; then
+		jid=$(sbatch --parsable -H -J "$name" -p dies --lwk -n1 -o /dev/null --wrap true) ||
+			fail "Slurm $v refused the job whose site script failed"
+		defer scancel "$jid"
+		[ "$(field "$jid" OverSubscribe)" = NO ] && [ "$(field "$jid" Comment)" = "" ] ||
+			fail "the policy is not whole (a whole node), or the site's rule ran past its error: $(scontrol show job "$jid" | grep -E 'OverSubscribe|Comment')"
+		scancel "$jid"
+	else
+		run_expect_fail "$LWK_WORK/err" sbatch -H -J "$name" -p dies --lwk -n1 -o /dev/null --wrap true
+		assert_grep "the site's rule failed" "$LWK_WORK/err" "Slurm $v's refusal"
+		[ "$(jobs_named "$name")" = 0 ] || fail "the refused job exists"
+	fi
 	jid=$(sbatch --parsable -H -p dies -n1 -o /dev/null --wrap true) || fail "sbatch failed"
 	defer scancel "$jid"
 	[ "$(field "$jid" Comment)" = "site_rule_ran" ] || fail "the site's rule did not run: Comment=$(field "$jid" Comment)"
