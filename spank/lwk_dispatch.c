@@ -55,6 +55,7 @@
 
 #include "lwk_plugin.h"
 #include "common/slurmconf.h"
+#include "node/cgroup.h"
 #include "node/nodename.h"
 #include "syncmon/control.h"
 
@@ -145,15 +146,44 @@ static void slurmd_node_name(char *node, size_t len, const char **how)
  * running unsplit with a line of its own.  slurmd (configless too) has
  * its slurm.conf in SLURM_CONF or where Slurm's commands find it.
  */
-static void casas_conf_check(const char *node)
+static void casas_conf_check(const char *node, const char *conf)
 {
-	static const char *const cands[] = { LWK_SLURM_CONF_DEFAULT, LWK_SLURM_CONF_CONFIGLESS, NULL };
-	char conf[4096], why[1200];
+	char why[1200];
 
-	if (lwk_slurm_conf_find(getenv("SLURM_CONF"), cands, conf, sizeof(conf)) == 0 &&
-	    lwk_casas_conf_problem(conf, why, sizeof(why)))
+	if (lwk_casas_conf_problem(conf, why, sizeof(why)))
 		slurm_error("lwk: --contention-aware cannot split jobs on %s: %s; its jobs run where "
 			    "Slurm puts them", node, why);
+}
+
+/*
+ * The same for systemd: with IgnoreSystemd=yes on a node systemd runs
+ * (sd_booted's test: /run/systemd/system), Slurm makes its scope by hand
+ * where systemd may change it under a job (cgroup.conf(5) calls it
+ * dangerous), and the partitions and splits live there.
+ */
+static void systemd_conf_check(const char *node, const char *conf)
+{
+	char why[1200];
+	bool systemd = access("/run/systemd/system", F_OK) == 0 &&
+		       lwk_cgroup_detect(lwk_cfg.cgroup_root) == LWK_CGROUP_V2;
+
+	if (lwk_systemd_conf_problem(conf, systemd, why, sizeof(why)))
+		slurm_error("lwk: %s on %s: Slurm's job cgroups, where --lwk and --contention-aware "
+			    "place jobs, are not systemd's, which may change them under a job; set "
+			    "IgnoreSystemd=no", why, node);
+}
+
+/* slurmd's configuration, checked once as it starts. */
+static void conf_check(const char *node)
+{
+	static const char *const cands[] = { LWK_SLURM_CONF_DEFAULT, LWK_SLURM_CONF_CONFIGLESS, NULL };
+	char conf[4096];
+
+	if (lwk_slurm_conf_find(getenv("SLURM_CONF"), cands, conf, sizeof(conf)))
+		return;
+	if (lwk_cfg.offer_casas)
+		casas_conf_check(node, conf);
+	systemd_conf_check(node, conf);
 }
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -181,8 +211,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			slurm_info("lwk: removed the state of %d job(s) whose sampler is gone", n);
 		lwk_sweep_partitions(node);
 		lwk_sweep_casas(node);
-		if (lwk_cfg.offer_casas)
-			casas_conf_check(node);
+		conf_check(node);
 	}
 	/* In every context: sbatch ignores the static spank_options table,
 	 * and slurmstepd needs the options to receive their values. */

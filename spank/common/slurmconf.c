@@ -175,6 +175,13 @@ static bool listed(const char *list, const char *word)
 	return false;
 }
 
+/* Slurm's booleans: yes, up, true or 1 (s_p_handle_boolean). */
+static bool slurm_true(const char *v)
+{
+	return !strcasecmp(v, "yes") || !strcasecmp(v, "up") || !strcasecmp(v, "true") ||
+	       !strcmp(v, "1");
+}
+
 int lwk_casas_conf_problem(const char *conf, char *why, size_t len)
 {
 	char v[1024], dir[4096], cg[4200];
@@ -191,9 +198,7 @@ int lwk_casas_conf_problem(const char *conf, char *why, size_t len)
 	if (dir_of(conf, dir, sizeof(dir)) || resolve(dir, "cgroup.conf", cg, sizeof(cg)))
 		return 0;
 	rc = lwk_slurm_conf_value(cg, "ConstrainCores", v, sizeof(v));
-	/* Slurm's booleans: yes, up, true or 1 (s_p_handle_boolean). */
-	if (rc <= 0 || (strcasecmp(v, "yes") && strcasecmp(v, "up") && strcasecmp(v, "true") &&
-			strcmp(v, "1"))) {
+	if (rc <= 0 || !slurm_true(v)) {
 		if (rc < 0)
 			snprintf(why, len, "%s cannot be read: ConstrainCores=yes is needed there", cg);
 		else
@@ -202,4 +207,23 @@ int lwk_casas_conf_problem(const char *conf, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+int lwk_systemd_conf_problem(const char *conf, bool systemd_runs, char *why, size_t len)
+{
+	char v[1024], dir[4096], cg[4200];
+
+	why[0] = '\0';
+	if (!systemd_runs || dir_of(conf, dir, sizeof(dir)) ||
+	    resolve(dir, "cgroup.conf", cg, sizeof(cg)))
+		return 0;
+	/* Only cgroup/v2 reads it (cgroup.conf(5)); autodetect is the
+	 * caller's to judge (the node's hierarchy). */
+	if (lwk_slurm_conf_value(cg, "CgroupPlugin", v, sizeof(v)) == 1 && strcasecmp(v, "cgroup/v2") &&
+	    strcasecmp(v, "autodetect"))
+		return 0;
+	if (lwk_slurm_conf_value(cg, "IgnoreSystemd", v, sizeof(v)) != 1 || !slurm_true(v))
+		return 0;
+	snprintf(why, len, "%s has IgnoreSystemd=%s while systemd manages this node", cg, v);
+	return -1;
 }

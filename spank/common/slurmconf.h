@@ -10,6 +10,7 @@
 #ifndef LWK_SLURMCONF_H
 #define LWK_SLURMCONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Where slurm.conf is looked for when $SLURM_CONF is unset: the path
@@ -46,5 +47,11 @@ int lwk_slurm_conf_value(const char *conf, const char *key, char *buf, size_t le
  * without ConstrainCores=yes): -1 with the setting and the file in why;
  * 0 when it can, or conf cannot be read (not judged). */
 int lwk_casas_conf_problem(const char *conf, char *why, size_t len);
+
+/* Whether the cgroup.conf beside slurm.conf conf has Slurm make its job
+ * cgroups behind systemd's back (IgnoreSystemd=yes, for cgroup/v2) on a
+ * node that systemd_runs: -1 with the setting and the file in why, else
+ * 0 (also when it cannot be read: not judged). */
+int lwk_systemd_conf_problem(const char *conf, bool systemd_runs, char *why, size_t len);
 
 #endif

@@ -87,6 +87,8 @@ static void slurm_conf_text(const char *text)
 	/* The file as cgroup.conf too (its neighbour is not there: fine). */
 	rc = lwk_casas_conf_problem(conf_path, found, sizeof(found));
 	CHECK((rc == 0 || rc == -1) && strlen(found) < sizeof(found));
+	rc = lwk_systemd_conf_problem(conf_path, true, found, sizeof(found));
+	CHECK((rc == 0 || rc == -1) && strlen(found) < sizeof(found));
 }
 
 static void one(uint8_t sel, const char *text)

@@ -174,6 +174,33 @@ START_TEST(contention_aware_needs_task_cgroup_and_constraincores)
 }
 END_TEST
 
+/* IgnoreSystemd=yes (Slurm's words for yes) on a node systemd runs is
+ * named with its file; not on a node without systemd, nor for cgroup/v1,
+ * nor with IgnoreSystemd=no or unset. */
+START_TEST(ignoresystemd_is_named_where_systemd_runs)
+{
+	char conf[4200], why[1200];
+
+	tree_make("slurmconf");
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", tree_root);
+	tree_put("slurm.conf", "TaskPlugin=task/cgroup\n");
+	tree_put("cgroup.conf", "CgroupPlugin=cgroup/v2\nIgnoreSystemd=Yes\n");
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "cgroup.conf has IgnoreSystemd=Yes while systemd manages this node"));
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, false, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	tree_put("cgroup.conf", "IgnoreSystemd=1\n"); /* CgroupPlugin autodetect */
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), -1);
+	tree_put("cgroup.conf", "CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\n");
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), 0);
+	tree_put("cgroup.conf", "IgnoreSystemd=no\n");
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), 0);
+	tree_put("cgroup.conf", "ConstrainCores=yes\n");
+	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), 0);
+	tree_remove();
+}
+END_TEST
+
 Suite *slurmconf_suite(void)
 {
 	Suite *s = suite_create("slurmconf");
@@ -183,6 +210,7 @@ Suite *slurmconf_suite(void)
 	tcase_add_test(tc, plugstack_beside_slurm_conf_unless_plugstackconfig_says);
 	tcase_add_test(tc, a_key_is_read_as_slurm_reads_it);
 	tcase_add_test(tc, contention_aware_needs_task_cgroup_and_constraincores);
+	tcase_add_test(tc, ignoresystemd_is_named_where_systemd_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
