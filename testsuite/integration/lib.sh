@@ -7,9 +7,11 @@
 #
 # Set by the runner:
 #   SLURM_CONF      the cluster under test
-#   LWK_PRIVATE     1 when the runner started the cluster itself (tests
-#                   that edit plugstack.conf or drain nodes run only then)
-#   LWK_DEV_DIR     that cluster's directory (logs, plugstack.conf)
+#   LWK_PRIVATE     1 when the runner owns the cluster (it started it,
+#                   or the guests' own): tests that change its
+#                   configuration or restart its daemons run only then
+#                   (need_own_cluster); 0 on a site's cluster
+#   LWK_DEV_DIR     an owned cluster's directory (logs, plugstack.conf)
 #   LWK_NODES       the number of nodes
 #   LWK_WORK        a scratch directory for job output
 
@@ -157,9 +159,54 @@ assert_no_grep() {
 	fi
 }
 
-# The slurmd log of a node of the private cluster.
+# config_value KEY: slurm.conf's KEY as slurmctld has it.
+config_value() {
+	scontrol show config | sed -n "s/^$1 *= *//p"
+}
+
+# daemon_log DAEMON NODE: a file (local) with the text of DAEMON's log on
+# NODE as it is now.  An owned cluster's logs are in its directory; a
+# site's are where slurm.conf puts them (SlurmdLogFile with %n and %h,
+# SlurmctldLogFile), read on the node, or in the journal (slurmd.service,
+# slurmctld.service) when it sets none.
+daemon_log() {
+	local daemon=$1 node=$2 file out
+	if [ "${LWK_PRIVATE:-0}" = 1 ]; then
+		if [ "$daemon" = slurmctld ]; then echo "$LWK_DEV_DIR/log/slurmctld.log"; else echo "$LWK_DEV_DIR/log/slurmd-$node.log"; fi
+		return
+	fi
+	out=$LWK_WORK/log-$daemon-$node.$RANDOM
+	if [ "$daemon" = slurmctld ]; then file=$(config_value SlurmctldLogFile); else file=$(config_value SlurmdLogFile); fi
+	file=${file//%n/$node}
+	if [[ $file == *%h* ]]; then
+		file=${file//%h/$(scontrol show node "$node" | sed -n 's/.* NodeHostName=\([^ ]*\).*/\1/p')}
+	fi
+	if [ -n "$file" ] && [ "$file" != "(null)" ]; then
+		on_node "$node" cat "$file" >"$out" 2>/dev/null || true
+	else
+		on_node "$node" journalctl -u "$daemon" --no-pager -q -o short-iso >"$out" 2>/dev/null || true
+	fi
+	echo "$out"
+}
+
+# slurmd_log NODE, slurmctld_log: daemon_log's file for each.
 slurmd_log() {
-	echo "$LWK_DEV_DIR/log/slurmd-$1.log"
+	daemon_log slurmd "$1"
+}
+
+# every_slurmd_log: the text of every node's slurmd log.
+every_slurmd_log() {
+	local n
+	for n in $(sinfo -h -N -o '%N' | sort -u); do
+		cat "$(slurmd_log "$n")"
+	done
+}
+
+slurmctld_log() {
+	local host
+	host=$(config_value 'SlurmctldHost\[0\]')
+	host=${host%%(*}
+	daemon_log slurmctld "${host:-$LWK_HERE}"
 }
 
 # job_sluid JID: the job's SLUID while Slurm knows the job (scontrol
@@ -176,9 +223,12 @@ slurm_cgroups() {
 	[ "$(scontrol show config | grep -c '^ProctrackType *= proctrack/cgroup')" != 0 ]
 }
 
-need_private() {
+# need_own_cluster WHAT: skip on a cluster the runner does not own (a
+# site's): the test changes WHAT (its configuration, a daemon), which a
+# site does on a cluster of its own for testing, not on production.
+need_own_cluster() {
 	[ "${LWK_PRIVATE:-0}" = 1 ] ||
-		skip "needs the private dev cluster (it edits plugstack.conf or reads daemon logs); pointed at $SLURM_CONF"
+		skip "changes the cluster ($1): for a cluster of one's own"
 }
 
 # The file with the plugin's line, which the tests edit: plugstack.conf
@@ -222,9 +272,30 @@ all_nodes_usable() {
 	[ -z "$bad" ] || fail "nodes not usable: $bad"
 }
 
+# plugin_arg KEY: the value of KEY= on the plugin's line in this
+# cluster's plugstack.conf (PlugStackConfig, else beside slurm.conf) or
+# the files its include lines name (globs, relative to its directory).
+plugin_arg() {
+	local conf dir files=() inc f
+	conf=$(config_value PlugStackConfig)
+	[ -n "$conf" ] && [ "$conf" != "(null)" ] || conf=${SLURM_CONF%/*}/plugstack.conf
+	dir=${conf%/*}
+	[ -r "$conf" ] || return 0
+	files=("$conf")
+	while read -r _ inc; do
+		[[ $inc == /* ]] || inc=$dir/$inc
+		for f in $inc; do [ -r "$f" ] && files+=("$f"); done
+	done < <(grep -iE '^[[:space:]]*include[[:space:]]' "$conf")
+	grep -hE '^[^#]*lwk[.]so' "${files[@]}" | grep -oE "(^|[[:space:]])$1=[^[:space:]]*" | tail -1 | sed 's/^[[:space:]]*[^=]*=//'
+}
+
 # Where the plugin keeps its per-job state on each node: the dev
-# cluster's plugstack.conf sets state_dir; the guests use the default.
-if [ -n "${LWK_GUEST_SHARE:-}" ]; then
+# cluster's plugstack.conf sets state_dir; the guests use the default; a
+# site's line may set it.
+if [ "${LWK_PRIVATE:-0}" != 1 ]; then
+	LWK_STATE_DIR=$(plugin_arg state_dir)
+	LWK_STATE_DIR=${LWK_STATE_DIR:-/run/slurm-lwk}
+elif [ -n "${LWK_GUEST_SHARE:-}" ]; then
 	LWK_STATE_DIR=/run/slurm-lwk
 else
 	LWK_STATE_DIR=${LWK_DEV_DIR:+$LWK_DEV_DIR/lwkstate}
@@ -235,7 +306,7 @@ fi
 # stale, and a fresh machine has none); the guests run the one their
 # image installed.
 lwk_tool() {
-	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ -x "$top/$1" ]; then
+	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ "${LWK_PRIVATE:-0}" = 1 ] && [ -x "$top/$1" ]; then
 		echo "$top/$1"
 	else
 		echo "$1"
@@ -246,14 +317,21 @@ lwk_tool() {
 # (within ON_NODE_SECONDS, default wait_bound's: a guest under load was
 # seen to take more than 60 s over one bpftool).
 # Every node of the host's dev cluster is this machine; a guest runs it
-# through its command inbox in the shared directory (scripts/vm/guest-init).
+# through its command inbox in the shared directory (scripts/vm/guest-init);
+# a site's node through LWK_TEST_ON_NODE (default ssh in batch mode),
+# given the node's name and the command quoted for its shell.
 on_node() {
 	local node=$1 name rc deadline secs=${ON_NODE_SECONDS:-}
 	shift
 	# wait_bound's, without a fork.
 	[ -n "$secs" ] || { secs=$((30 * ${LWK_JOB_PACE:-2})); [ "$secs" -ge 60 ] || secs=60; }
-	if [ -z "${LWK_GUEST_SHARE:-}" ] || [ "$node" = "$LWK_HERE" ]; then
+	if [ "$node" = "$LWK_HERE" ] || { [ -z "${LWK_GUEST_SHARE:-}" ] && [ "${LWK_PRIVATE:-0}" = 1 ]; }; then
 		"$@"
+		return
+	fi
+	if [ -z "${LWK_GUEST_SHARE:-}" ]; then
+		# shellcheck disable=SC2086 # a command and its options
+		timeout "$secs" ${LWK_TEST_ON_NODE:-ssh -o BatchMode=yes} "$node" "$(printf '%q ' "$@")"
 		return
 	fi
 	name=$LWK_GUEST_SHARE/cmd/$node/test-$$-$RANDOM
@@ -288,7 +366,7 @@ await_on() {
 # succeeds when it succeeded on some node.
 on_each_node() {
 	local node any=1
-	if [ -z "${LWK_GUEST_SHARE:-}" ]; then
+	if [ -z "${LWK_GUEST_SHARE:-}" ] && [ "${LWK_PRIVATE:-0}" = 1 ]; then
 		"$@"
 		return
 	fi

@@ -44,7 +44,6 @@ test_jobs_without_options_see_nothing() {
 }
 
 test_plugin_is_loaded_on_every_node() {
-	need_private
 	local name jid n
 	name=$(unique_name loaded)
 	jid=$(sbatch --parsable -J "$name" -N "$LWK_NODES" -o /dev/null --lwk=os=1 \
@@ -57,18 +56,17 @@ test_plugin_is_loaded_on_every_node() {
 }
 
 test_controller_sees_the_options_in_spank_job_env() {
-	need_private
 	local name jid
 	name=$(unique_name ctld)
 	jid=$(sbatch --parsable -J "$name" -o /dev/null --lwk=os=1 --sync-monitor --wrap true) ||
 		fail "sbatch failed"
 	wait_job "$jid"
 	assert_grep "lwk: job_submit: uid 0 name $name: --lwk=os=1 --sync-monitor \\[whole nodes\\]\$" \
-		"$LWK_DEV_DIR/log/slurmctld.log" "slurmctld.log"
+		"$(slurmctld_log)" "slurmctld.log"
 	name=$(unique_name plain)
 	jid=$(sbatch --parsable -J "$name" -o /dev/null --wrap true) || fail "sbatch failed"
 	wait_job "$jid"
-	assert_no_grep "name $name:" "$LWK_DEV_DIR/log/slurmctld.log" "slurmctld.log"
+	assert_no_grep "name $name:" "$(slurmctld_log)" "slurmctld.log"
 }
 
 test_nodes_stay_usable() {

@@ -19,7 +19,6 @@ client_without_plugin() {
 # check it first).  The job_submit policy judges it as the nodes do and
 # refuses the submission, naming the key: no job exists, no node sees it.
 test_a_forged_value_is_refused_at_submission() {
-	need_private
 	client_without_plugin
 	local var name
 	for var in _SLURM_SPANK_OPTION_lwk_lwk SLURM_SPANK__SLURM_SPANK_OPTION_lwk_lwk; do
@@ -47,7 +46,6 @@ forged_step() {
 }
 
 test_forged_value_fails_the_step_not_the_node() {
-	need_private
 	forged_step node2
 	# on_error=fail_job: the step's tasks say why, and fail.
 	assert_grep "lwk: --lwk: os='0' is not valid" "$LWK_WORK/forged.out" "the job's output"
@@ -56,7 +54,7 @@ test_forged_value_fails_the_step_not_the_node() {
 }
 
 test_plugstack_unknown_key_is_an_error_naming_it() {
-	need_private
+	need_own_cluster 'plugstack.conf'
 	with_plugstack "on_error=fail_job statedir=/tmp" \
 		run_expect_fail "$LWK_WORK/err" srun -N1 true
 	assert_grep "lwk: plugstack.conf: unknown key 'statedir'; allowed keys: lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, lwk_whole_dies, lwk_isolate, lwk_irqbalance, syncmon_memory, syncmon_cpu" \
@@ -66,7 +64,7 @@ test_plugstack_unknown_key_is_an_error_naming_it() {
 }
 
 test_plugstack_can_withdraw_an_option() {
-	need_private
+	need_own_cluster 'plugstack.conf'
 	with_plugstack "lwk=no" sbatch --help >"$LWK_WORK/help" 2>&1
 	assert_no_grep '--lwk' "$LWK_WORK/help" "sbatch --help with lwk=no"
 	assert_grep '--sync-monitor' "$LWK_WORK/help" "sbatch --help with lwk=no"
@@ -78,7 +76,7 @@ test_plugstack_can_withdraw_an_option() {
 # value reaches a node that way.  At submission the policy refuses it;
 # a step inside an allocation fails (Slurm drains only for a batch step).
 test_on_error_drain_node_leaves_no_forged_value_a_drain() {
-	need_private
+	need_own_cluster 'plugstack.conf (on_error=drain_node)'
 	client_without_plugin
 	# The last node: the one the fewest other tests use.
 	local name state='' conf=$LWK_PLUGSTACK node=node$LWK_NODES

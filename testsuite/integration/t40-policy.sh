@@ -70,7 +70,7 @@ test_a_one_cpu_job_is_rounded_up_to_a_whole_die() {
 # it (a Lua error is logged, not returned: job_submit_lua.c), 26.05
 # refuses it with the error.
 test_a_sites_own_job_submit_lua_keeps_its_rules_beside_the_policy() {
-	need_private
+	need_own_cluster 'job_submit.lua'
 	need_policy_partitions
 	local script=$LWK_DEV_DIR/job_submit.lua jid name=site-bug-$$ v
 	geometry
@@ -102,7 +102,6 @@ test_a_sites_own_job_submit_lua_keeps_its_rules_beside_the_policy() {
 }
 
 test_two_jobs_on_one_node_get_disjoint_whole_dies() {
-	need_private
 	need_policy_partitions
 	local a b ca cb node d whole='' sep=''
 	geometry
@@ -194,8 +193,8 @@ test_scontrol_update_is_rounded_too() {
 	[ "$(field "$jid" NumCPUs)" = $((2 * die_cpus)) ] || fail "NumCPUs=$(field "$jid" NumCPUs) after a refused update"
 	if [ "${LWK_PRIVATE:-0}" = 1 ]; then
 		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: die placement: dies places jobs by whole dies, .*cancel the job and submit it again" \
-			"$LWK_DEV_DIR/log/slurmctld.log" ||
-			fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$LWK_DEV_DIR/log/slurmctld.log" | tail -3)"
+			"$(slurmctld_log)" ||
+			fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$(slurmctld_log)" | tail -3)"
 	fi
 }
 
@@ -230,12 +229,10 @@ test_options_exported_in_the_environment_are_judged_too() {
 		fail "no lwk-options in the admin comment: $(scontrol show job "$jid" | grep -o 'AdminComment=.*')"
 	# Refused by the rule, not by anything else (Slurm 22.05 keeps the
 	# message from the user: the slurmctld log names it).
-	local log=$LWK_DEV_DIR/log/slurmctld.log
 	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=cosched
 	[ "$(field "$jid" Partition)" = dies ] || fail "the job moved to $(field "$jid" Partition)"
-	[ "${LWK_PRIVATE:-0}" != 1 ] ||
-		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs" "$log" ||
-		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
+	grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs" "$(slurmctld_log)" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$(slurmctld_log)" | tail -3)"
 	scancel "$jid"
 	# A ';' (or a space) in an option's value hides no later option.
 	jid=$(env '_SLURM_SPANK_OPTION_lwk_sync_monitor=dir=/tmp/x; y' _SLURM_SPANK_OPTION_lwk_contention_aware= \
@@ -243,23 +240,21 @@ test_options_exported_in_the_environment_are_judged_too() {
 	defer scancel "$jid"
 	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=debug
 	[ "$(field "$jid" Partition)" = cosched ] || fail "the --contention-aware job moved to $(field "$jid" Partition)"
-	[ "${LWK_PRIVATE:-0}" != 1 ] ||
-		grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --contention-aware: partition debug does not co-schedule" "$log" ||
-		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
+	grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --contention-aware: partition debug does not co-schedule" "$(slurmctld_log)" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$(slurmctld_log)" | tail -3)"
 }
 
 # A refused scontrol update: Slurm 22.05 drops the user message of
 # job_modify (23.02 and later pass it on), so the log names the rule.
 test_scontrol_update_cannot_move_option_jobs_across_the_coscheduling_line() {
-	need_private
 	need_policy_partitions
-	local jid log=$LWK_DEV_DIR/log/slurmctld.log
+	local jid
 	jid=$(sbatch --parsable -H -p dies --lwk=os=1 -o /dev/null --wrap true) || fail "sbatch failed"
 	defer scancel "$jid"
 	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=cosched
 	[ "$(field "$jid" Partition)" = dies ] || fail "the --lwk job moved to $(field "$jid" Partition)"
-	grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes" "$log" ||
-		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$log" | tail -3)"
+	grep -q "lwk: job_modify: uid [0-9]* job $jid refused: lwk: --lwk: partition cosched shares nodes between jobs, --lwk needs whole nodes" "$(slurmctld_log)" ||
+		fail "no refusal naming the rule in the slurmctld log: $(grep "job_modify" "$(slurmctld_log)" | tail -3)"
 	scontrol update jobid="$jid" Partition=debug || fail "a move to a partition outside the rule was refused"
 	scancel "$jid"
 	jid=$(sbatch --parsable -H --contention-aware -o /dev/null --wrap true) || fail "sbatch failed"
@@ -267,7 +262,7 @@ test_scontrol_update_cannot_move_option_jobs_across_the_coscheduling_line() {
 	[ "$(field "$jid" Partition)" = cosched ] || fail "Partition=$(field "$jid" Partition)"
 	run_expect_fail "$LWK_WORK/err" scontrol update jobid="$jid" Partition=dies
 	[ "$(field "$jid" Partition)" = cosched ] || fail "the --contention-aware job moved to $(field "$jid" Partition)"
-	grep -q "job $jid refused: lwk: --contention-aware: partition dies does not co-schedule jobs by dies; use --partition=cosched" "$log" ||
+	grep -q "job $jid refused: lwk: --contention-aware: partition dies does not co-schedule jobs by dies; use --partition=cosched" "$(slurmctld_log)" ||
 		fail "no refusal naming the rule in the slurmctld log"
 }
 
@@ -379,19 +374,19 @@ test_jobs_outside_the_policy_are_untouched() {
 }
 
 test_a_broken_site_config_refuses_only_plugin_jobs_until_fixed() {
-	need_private
+	need_own_cluster 'lwk_policy.conf'
 	need_policy_partitions
 	local conf=$LWK_DEV_DIR/lwk_policy.conf jid before after line
 	line=$(($(wc -l <"$conf") + 1))
 	cp "$conf" "$LWK_WORK/policy.orig"
 	defer cp "$LWK_WORK/policy.orig" "$conf"
 	echo "NodeType=broken Dies=two CoresPerDie=2" >>"$conf"
-	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	before=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$(slurmctld_log)" || true)
 	run_expect_fail "$LWK_WORK/err" sbatch --lwk --wrap true
 	run_expect_fail "$LWK_WORK/err2" sbatch --sync-monitor --wrap true
 	jid=$(sbatch --parsable -H -o /dev/null --wrap true) || { cp "$LWK_WORK/policy.orig" "$conf"; fail "a plain job was refused"; }
 	scancel "$jid"
-	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$LWK_DEV_DIR/log/slurmctld.log" || true)
+	after=$(grep -c "job_submit.lua: .*lwk_policy.conf line $line: Dies='two'" "$(slurmctld_log)" || true)
 	cp "$LWK_WORK/policy.orig" "$conf"
 	assert_grep "lwk: site policy: lwk_policy.conf is missing or invalid .*line $line: Dies='two' is not valid" "$LWK_WORK/err"
 	[ $((after - before)) = 1 ] || fail "the error was logged $((after - before)) times, expected once"

@@ -12,8 +12,15 @@ sampler_running() {
 	on_each_node pgrep -f "lwk-syncmon --job $1 " >/dev/null
 }
 
-# A user that is not root, for ownership checks.
+# make_test_user: a user other than root that every node knows; on a
+# site's cluster the one LWK_TEST_USER names (no account is made there).
 make_test_user() {
+	if [ "${LWK_PRIVATE:-0}" != 1 ]; then
+		[ -n "${LWK_TEST_USER:-}" ] && id "$LWK_TEST_USER" >/dev/null 2>&1 ||
+			skip "needs a user other than root known on every node: set LWK_TEST_USER"
+		echo "$LWK_TEST_USER"
+		return
+	fi
 	id lwktest >/dev/null 2>&1 ||
 		useradd --system --no-create-home --shell /usr/sbin/nologin lwktest >/dev/null 2>&1 ||
 		skip "cannot create the test user lwktest (useradd)"
@@ -160,19 +167,17 @@ EOF
 }
 
 test_one_sampler_per_node_however_many_steps() {
-	need_private
 	local dir=$LWK_WORK/sm-steps jid starts
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N2 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" \
 		--wrap 'srun -N2 true; srun -N2 true; srun -N2 sleep 1') || fail "sbatch failed"
 	wait_job "$jid"
 	[ "$(find "$dir" -name "syncmon-$jid-*" | wc -l)" = 2 ] || fail "files: $(ls "$dir")"
-	starts=$(cat "$LWK_DEV_DIR"/log/slurmd-node*.log | grep -c "lwk: step $jid\.[a-z0-9]*: started the sampler")
+	starts=$(every_slurmd_log | grep -c "lwk: step $jid\.[a-z0-9]*: started the sampler")
 	[ "$starts" = 2 ] || fail "the sampler was started $starts times for 2 nodes"
 }
 
 test_the_sampler_goes_with_the_job_and_leaves_no_state() {
-	need_private
 	local dir=$LWK_WORK/sm-end jid i left
 	mkdir -p "$dir"
 	jid=$(sbatch --parsable -N1 -o /dev/null --sync-monitor=interval=50ms,dir="$dir" --wrap 'sleep 60') ||
@@ -195,8 +200,9 @@ test_the_sampler_goes_with_the_job_and_leaves_no_state() {
 	# yet has no state directory at all): only what it found counts.
 	left=$(on_each_node sh -c 'find "$1" -mindepth 2 -name "$2" 2>/dev/null' _ "$LWK_STATE_DIR" "$jid" || true)
 	[ -z "$left" ] || fail "state left behind: $left"
-	grep -q "lwk: job $jid on node[0-9]*: lwk-syncmon: job $jid node node[0-9]*: stopped after" \
-		"$LWK_DEV_DIR"/log/slurmd-node*.log || fail "the epilog did not log the sampler's stop"
+	# grep -c reads to the end (pipefail: -q's early exit would fail cat).
+	[ "$(every_slurmd_log | grep -c "lwk: job $jid on [^ ]*: lwk-syncmon: job $jid node [^ ]*: stopped after")" != 0 ] ||
+		fail "the epilog did not log the sampler's stop"
 }
 
 # short_jobs_leave_nothing N DIR: N jobs of one srun on every node that
@@ -231,7 +237,6 @@ short_jobs_leave_nothing() {
 # the sampler (its pid is recorded before the step goes on) and stop it;
 # no sampler runs on for the orphan timeout and no state is left.
 test_a_job_that_ends_at_once_leaves_no_sampler_and_no_state() {
-	need_private
 	short_jobs_leave_nothing 3 "$LWK_WORK/sm-short"
 }
 
@@ -239,7 +244,7 @@ test_a_job_that_ends_at_once_leaves_no_sampler_and_no_state() {
 # cold node): here a stand-in that waits 2 s before it becomes the real
 # sampler, so the epilog always comes first.
 test_a_sampler_slow_to_start_is_still_stopped_by_the_epilog() {
-	need_private
+	need_own_cluster 'plugstack.conf (syncmon=)'
 	local conf=$LWK_PLUGSTACK real slow=$LWK_WORK/slow
 	[ -z "${LWK_GUEST_SHARE:-}" ] || skip "the guests have no C compiler to build the slow stand-in"
 	command -v cc >/dev/null || skip "no C compiler here to build the slow stand-in"
@@ -261,7 +266,6 @@ test_a_sampler_slow_to_start_is_still_stopped_by_the_epilog() {
 }
 
 test_files_belong_to_the_job_user_and_links_are_not_followed() {
-	need_private
 	local user dir jid victim=/etc/lwk-victim-$$ f
 	user=$(make_test_user)
 	dir=$LWK_WORK/sm-user
@@ -286,7 +290,7 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 # killer as the job's processes do (slurmstepd's -1000 is not its).
 test_the_sampler_keeps_no_more_than_sampling_needs() {
 	local jid pid= status= deadline eff allowed kernel slurmd old_adj shielded=
-	need_private
+	need_own_cluster "a slurmd's oom_score_adj"
 	# node2's slurmd shielded from the OOM killer, as sites do
 	# (SLURMD_OOM_ADJ, OOMScoreAdjust=): slurmstepd inherits it.
 	slurmd=$(on_node node2 pgrep -o -f '^slurmd .*-N node2$' || on_node node2 pgrep -o -x slurmd) ||
@@ -344,7 +348,7 @@ sampler_job() {
 # node, with the numbers; a sampler over its CPU share passes ticks over
 # on the same grid and says so.
 test_the_sites_bounds_on_the_sampler_hold() {
-	need_private
+	need_own_cluster 'plugstack.conf (syncmon_memory=)'
 	local dir=$LWK_WORK/sm-bounds footer samples limited
 	mkdir -p "$dir"
 	with_plugstack "syncmon_memory=32M" sampler_job "$dir" buffer=32M
@@ -367,17 +371,15 @@ test_the_sites_bounds_on_the_sampler_hold() {
 	[ "$limited" -gt "$samples" ] ||
 		fail "at syncmon_cpu=0.01% the sampler took $samples samples and passed over $limited"
 	assert_grep "lwk: job $jid on node1: lwk-syncmon: the sampler used more than this site's syncmon_cpu=0.01% of a CPU" \
-		"$LWK_DEV_DIR/log/slurmd-node1.log" "node1's slurmd log"
+		"$(slurmd_log node1)" "node1's slurmd log"
 }
 
 # /proc/<pid>/cwd and fd/N lead into another process's directory without
 # walking the path to it: a user who names one as dir= must not reach a
 # directory of root's that the path would refuse them.
 test_a_proc_link_to_another_processes_directory_gets_nothing() {
-	need_private
-	local user jid link pid private=/root/lwk-magic-$$ log
+	local user jid link pid private=/root/lwk-magic-$$
 	user=$(make_test_user)
-	log=$(slurmd_log node2)
 	# On node2, where the job's sampler runs: a 0700 directory of
 	# root's, a world-writable one in it, and a process of root's
 	# whose working directory (and fd 3) is that one.
@@ -392,14 +394,13 @@ test_a_proc_link_to_another_processes_directory_gets_nothing() {
 		[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
 		[ -z "$(on_node node2 find "$private/open" -mindepth 1)" ] ||
 			fail "a file was written through $link: $(on_node node2 ls -l "$private/open")"
-		on_node node2 grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $link as uid" \
-			"$log" || fail "the refusal of $link is not in node2's slurmd log"
+		grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $link as uid" \
+			"$(slurmd_log node2)" || fail "the refusal of $link is not in node2's slurmd log"
 	done
 	all_nodes_usable
 }
 
 test_a_directory_the_user_cannot_write_gets_nothing() {
-	need_private
 	local user jid private=/root/lwk-private-$$
 	user=$(make_test_user)
 	mkdir -m 700 "$private"
@@ -410,6 +411,6 @@ test_a_directory_the_user_cannot_write_gets_nothing() {
 	[ -z "$(ls -A "$private")" ] || { ls -l "$private"; rm -rf "$private"; fail "a file was written into root's directory"; }
 	rmdir "$private"
 	grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $private as uid" \
-		"$LWK_DEV_DIR/log/slurmd-node2.log" || fail "the refusal is not in node2's slurmd log"
+		"$(slurmd_log node2)" || fail "the refusal is not in node2's slurmd log"
 	[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
 }

@@ -147,7 +147,6 @@ test_the_delegation_cgroup_limits_memory_and_cpu() {
 	if slurm_cgroups && on_node node1 test -d /sys/fs/cgroup/cpuset; then
 		# Slurm on v1 makes no cpu cgroup of a step: the quota is not
 		# set, and the log says so.
-		need_private
 		assert_grep "lwk: job $jid: delegation tasks placed in cgroup .* \(v1: no cpu cgroup of the step: that limit is not set\)" \
 			"$(slurmd_log "$(squeue -h -t all -j "$jid" -o %N)")"
 	else
@@ -171,7 +170,6 @@ test_an_impossible_request_fails_the_job_not_the_node() {
 # it (srun --lwk inside an allocation of one CPU, which the policy never
 # sees) is refused on the node.
 test_a_job_without_the_whole_node_is_refused() {
-	need_private
 	local jid
 	jid=$(sbatch --parsable -N1 -n1 -w node2 -o "$LWK_WORK/part.out" \
 		--wrap 'srun --lwk=os=1 echo the job ran') || fail "sbatch failed"
@@ -188,7 +186,7 @@ test_a_job_without_the_whole_node_is_refused() {
 # plugstack lwk_whole_dies=yes (nodes of die-granular partitions): the
 # OS cores are whole dies, so the partition is whole dies too.
 test_os_cores_in_whole_dies_when_the_node_says_so() {
-	need_private
+	need_own_cluster 'plugstack.conf (lwk_os_dies=)'
 	local conf=$LWK_PLUGSTACK line dies per out want
 	line=$(scontrol show node node1)
 	dies=$(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2)
@@ -215,7 +213,6 @@ test_os_cores_in_whole_dies_when_the_node_says_so() {
 }
 
 test_steps_share_one_partition() {
-	need_private
 	local jid
 	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/steps.out" -e "$LWK_WORK/steps.err" \
 		--wrap 'srun printenv SLURM_LWK_APP_CPUS; srun printenv SLURM_LWK_APP_CPUS & srun printenv SLURM_LWK_APP_CPUS & wait') ||
@@ -345,7 +342,6 @@ test_array_tasks_het_components_and_salloc_each_get_a_partition() {
 }
 
 test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
-	need_private
 	local before jid during line
 	before=$(node_snapshot node1)
 	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$LWK_WORK/huge.out" \
@@ -408,7 +404,6 @@ start_held_job() {
 # in turn each get the partition.  Elsewhere (cgroup v1, 6.1) the job is
 # told it got a plain cpuset, and nothing exclusive is left set.
 test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
-	need_private
 	local jid out app busy allowed isolated remote= i c
 	on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
 	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
@@ -471,7 +466,7 @@ test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 # lwk_isolate=partition (plugstack): where the kernel cannot make one,
 # the step fails, never the node; lwk_isolate=bad is refused by name.
 test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
-	need_private
+	need_own_cluster 'plugstack.conf (lwk_isolate=)'
 	local conf=$LWK_PLUGSTACK out
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
@@ -497,7 +492,6 @@ test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 }
 
 test_scancel_gives_everything_back() {
-	need_private
 	local before jid
 	before=$(node_snapshot node1)
 	jid=$(start_held_job)
@@ -509,7 +503,6 @@ test_scancel_gives_everything_back() {
 }
 
 test_a_killed_slurmstepd_leaves_nothing_behind() {
-	need_private
 	local before jid left
 	before=$(node_snapshot node1)
 	jid=$(start_held_job)
@@ -526,7 +519,7 @@ test_a_killed_slurmstepd_leaves_nothing_behind() {
 }
 
 test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
-	need_private
+	need_own_cluster "the dev cluster's plugstack.conf, read by lwk-sweep"
 	local before jid out left
 	before=$(node_snapshot node1)
 	jid=$(start_held_job)
@@ -559,7 +552,7 @@ test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 # left under its NodeName: here that of "slurmd -N node1", several on one
 # host, not the host's name (slurmd has no SLURMD_NODENAME of its own).
 test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
-	need_private
+	need_own_cluster 'a slurmd, restarted'
 	[ -z "${LWK_GUEST_SHARE:-}" ] ||
 		skip "restarts one of the host cluster's slurmd -N (a guest's NodeName is its host name, which slurmd always found)"
 	local before jid pid log lines started=
@@ -613,7 +606,7 @@ install_standin() {
 	echo "$to"
 }
 test_mckernel_backend_against_the_ihk_stand_in() {
-	need_private
+	need_own_cluster 'plugstack.conf (mckernel=)'
 	local conf=$LWK_PLUGSTACK standin jid out calls sluid
 	standin=$(install_standin)
 	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
@@ -655,7 +648,7 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 # and a McKernel already running (another job's) is neither taken over
 # nor stopped.
 test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
-	need_private
+	need_own_cluster 'plugstack.conf (mckernel=)'
 	local conf=$LWK_PLUGSTACK standin jid user dir calls
 	standin=$(install_standin)
 	echo "IHK is absent here: the mckernel backend is tested against $standin (testsuite/ihk-standin)"
@@ -704,7 +697,6 @@ slurm_job_cgroups() {
 }
 
 need_cosched_partition() {
-	need_private
 	scontrol show partition cosched >/dev/null 2>&1 ||
 		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
 }
@@ -818,7 +810,7 @@ test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
 # option values only), nothing is left behind and the other job's state
 # is untouched.
 test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() {
-	need_private
+	need_own_cluster 'plugstack.conf'
 	[ -z "${LWK_GUEST_SHARE:-}" ] ||
 		skip "the live job holding node2 runs on node1: its slurmstepd is seen from node2 only where the nodes share one host (the dev cluster)"
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
@@ -861,7 +853,6 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 # that could not finish, a slurmd started before the plugin was
 # configured) is swept by the next --lwk job, which runs.
 test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
-	need_private
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
 	local gone jid dir
 	gone=$(sbatch --parsable --wait -N1 -n1 -w node1 -o /dev/null --wrap true) || fail "sbatch failed"
@@ -904,7 +895,7 @@ assert_batch_fails_with() {
 }
 
 test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
-	need_private
+	need_own_cluster 'plugstack.conf (cgroup_root=)'
 	local conf=$LWK_PLUGSTACK dir=$LWK_WORK/no-cgroups
 	mkdir -p "$dir"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
@@ -916,7 +907,7 @@ test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
 
 # The issue's example: cgroup v1, proctrack/cgroup, ConstrainCores=no.
 test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
-	need_private
+	need_own_cluster 'cgroup.conf'
 	slurm_job_cgroups || skip "needs Slurm's job cgroups (the host cluster with LWK_DEVCLUSTER_CGROUP=1)"
 	on_node node2 test -d /sys/fs/cgroup/cpuset ||
 		skip "cgroup v2: the step's cgroup takes a cpuset whatever ConstrainCores says"
@@ -941,7 +932,6 @@ test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
 # of 256 MiB and 1/32 of the node): refused with the numbers, the job
 # fails, the node stays usable and nothing is left.
 test_mem_beyond_what_the_os_node_can_spare_is_refused_with_the_numbers() {
-	need_private
 	local before total free floor ask left
 	read -r total free < <(on_node node1 awk '/MemTotal:/ {t = int($4 / 1024)} /MemFree:/ {f = int($4 / 1024)} END {print t, f}' \
 		/sys/devices/system/node/node0/meminfo)

@@ -20,7 +20,6 @@ casas_node() {
 }
 
 need_cosched() {
-	need_private
 	scontrol show partition cosched >/dev/null 2>&1 ||
 		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
 }

@@ -236,7 +236,6 @@ test_hpcc_under_lwk_runs_on_the_app_cores_and_the_sampler_sees_its_ranks() {
 test_hpcc_under_contention_aware_runs_on_the_dies_it_was_given() {
 	local dir jid other n=$MPI_NODES cpus dies ranks f node line rank rec samples=0 theirs node_a deadline
 	need_mpi
-	need_private
 	scontrol show partition cosched >/dev/null 2>&1 ||
 		skip "needs the co-scheduling partition 'cosched' of the private dev cluster"
 	# Not lib.sh's slurm_cgroups: under the runner's pipefail its grep -q

@@ -6,10 +6,6 @@
 # private /tmp for each job (job_container/tmpfs), configless nodes.
 # Each test skips, saying which setting it needs, on a cluster without.
 
-config_value() {
-	scontrol show config | sed -n "s/^$1 *= *//p"
-}
-
 # need_config KEY VALUE: skip unless slurm.conf's KEY is VALUE here.
 need_config() {
 	local v
@@ -41,7 +37,6 @@ sacct_line() {
 # exits 3, and a step the node refused (the reason is in the job's own
 # output: no SPANK call writes an accounting field from the node).
 test_accounting_records_each_job_with_its_state_and_exit_code() {
-	need_private
 	need_config AccountingStorageType accounting_storage/slurmdbd
 	local node plain failing refused name line
 	node=$(last_node)
@@ -68,7 +63,6 @@ test_accounting_records_each_job_with_its_state_and_exit_code() {
 # sees no failed unit and no scope of the job's, and no cgroup of the
 # job's is left in the tree.
 test_an_lwk_job_leaves_nothing_in_systemds_view() {
-	need_private
 	local node jid out left
 	node=$(last_node)
 	on_node "$node" test -d /run/systemd/system || skip "needs systemd on $node"
@@ -91,7 +85,6 @@ test_an_lwk_job_leaves_nothing_in_systemds_view() {
 # With job_container/tmpfs each job has a /tmp of its own; the sampler,
 # which starts beside the job, writes nothing into it.
 test_the_sampler_leaves_the_jobs_private_tmp_alone() {
-	need_private
 	need_config JobContainerType job_container/tmpfs
 	local node jid dir=$LWK_WORK/sm-tmp mark
 	node=$(last_node)
@@ -115,7 +108,6 @@ test_the_sampler_leaves_the_jobs_private_tmp_alone() {
 # from beside it (and the node's own plugstack.conf.d it includes),
 # and asks slurmctld with it.
 test_lwk_sweep_finds_the_configuration_on_a_configless_node() {
-	need_private
 	local node jid out
 	node=$(last_node)
 	on_node "$node" test ! -e /etc/slurm/slurm.conf -a -e /run/slurm/conf/slurm.conf ||
@@ -137,7 +129,7 @@ test_lwk_sweep_finds_the_configuration_on_a_configless_node() {
 # refuses the plugin's jobs at submit with the file and the reason, plain
 # jobs still run, and making it readable needs no restart.
 test_a_policy_file_slurmctld_cannot_read_is_named_at_submit() {
-	need_private
+	need_own_cluster "lwk_policy.conf's permissions"
 	local user conf mode owner jid
 	user=$(config_value SlurmUser)
 	user=${user%%(*}
@@ -312,7 +304,7 @@ for irq in sys.argv[1:]:
 # asked; 10 s otherwise): the looks cover two 10 s passes left alone
 # (a rescan, then a placement), one when told (its ban's rescan seen).
 test_irqbalance_keeps_off_the_app_cores_during_an_lwk_job() {
-	need_private
+	need_own_cluster "irqbalance's pass interval"
 	local node own app moved kept back secs alone
 	node=$(last_node)
 	on_node "$node" sh -c 'ls /run/irqbalance/irqbalance*.sock' >/dev/null 2>&1 ||
@@ -381,7 +373,7 @@ reinstall() {
 # irqbalance's bans, which the job's epilog gave back, stay so), and the
 # node runs jobs.  The package is then installed again.
 test_the_guides_removal_leaves_nothing_of_the_plugin() {
-	need_private
+	need_own_cluster 'the package, removed and installed again'
 	local node block conf=/etc/slurm/plugstack.conf.d/lwk.conf saved huge jid left own out link
 	node=$(last_node)
 	on_node "$node" sh -c "ls /var/cache/slurm-lwk-test/slurm-lwk_*.deb && test -e $conf" >/dev/null ||
