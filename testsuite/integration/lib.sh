@@ -27,6 +27,23 @@ snooze() {
 # The node this runs on (on_node runs a command for it in place).
 LWK_HERE=$(hostname -s)
 
+# The nodes the tests use, by number: node1, node2, node3 on an owned
+# cluster (the dev cluster's and the guests' names); on a site's, those
+# LWK_TEST_NODES lists (comma-separated), else the cluster's nodes in
+# order.  Tests name them $NODE1.. or node_n N.
+if [ "${LWK_PRIVATE:-0}" = 1 ]; then
+	lwk_nodes=(node1 node2 node3)
+elif [ -n "${LWK_TEST_NODES:-}" ]; then
+	IFS=, read -ra lwk_nodes <<<"$LWK_TEST_NODES"
+else
+	mapfile -t lwk_nodes < <(sinfo -h -N -o '%N' | sort -uV)
+fi
+node_n() {
+	echo "${lwk_nodes[$(($1 - 1))]:-node$1}"
+}
+export NODE1 NODE2 NODE3
+NODE1=$(node_n 1) NODE2=$(node_n 2) NODE3=$(node_n 3)
+
 # defer CMD...: run CMD after this test, whatever its outcome (restore a
 # config file, cancel a job).  The runner runs them in reverse order.
 defer() {

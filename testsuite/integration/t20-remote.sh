@@ -50,9 +50,9 @@ test_plugin_is_loaded_on_every_node() {
 		--wrap "srun -N $LWK_NODES true") || fail "sbatch failed"
 	wait_job "$jid"
 	for ((n = 1; n <= LWK_NODES; n++)); do
-		assert_grep "lwk: step $jid\\.0: --lwk os=1," "$(slurmd_log "node$n")" "node$n's slurmd log"
+		assert_grep "lwk: step $jid\\.0: --lwk os=1," "$(slurmd_log "$(node_n "$n")")" "$(node_n "$n")'s slurmd log"
 	done
-	assert_grep "lwk: step $jid\\.batch: --lwk os=1," "$(slurmd_log node1)" "node1's slurmd log"
+	assert_grep "lwk: step $jid\\.batch: --lwk os=1," "$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
 }
 
 test_controller_sees_the_options_in_spank_job_env() {

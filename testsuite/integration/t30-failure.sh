@@ -46,7 +46,7 @@ forged_step() {
 }
 
 test_forged_value_fails_the_step_not_the_node() {
-	forged_step node2
+	forged_step ${NODE2}
 	# on_error=fail_job: the step's tasks say why, and fail.
 	assert_grep "lwk: --lwk: os='0' is not valid" "$LWK_WORK/forged.out" "the job's output"
 	assert_no_grep "^step:0\$" "$LWK_WORK/forged.out" "the job's output"
@@ -79,7 +79,7 @@ test_on_error_drain_node_leaves_no_forged_value_a_drain() {
 	need_own_cluster 'plugstack.conf (on_error=drain_node)'
 	client_without_plugin
 	# The last node: the one the fewest other tests use.
-	local name state='' conf=$LWK_PLUGSTACK node=node$LWK_NODES
+	local name state='' conf=$LWK_PLUGSTACK node=$(node_n "$LWK_NODES")
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the steps have run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"

@@ -272,15 +272,15 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	mkdir -p "$dir" && chown "$user" "$dir"
 	echo untouched >"$victim"
 	defer rm -f "$victim"
-	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -H -N1 -w node1 -o /dev/null \
+	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -H -N1 -w ${NODE1} -o /dev/null \
 		--sync-monitor=interval=50ms --wrap 'sleep 1') || { rm -f "$victim"; fail "sbatch as $user failed"; }
 	# The user plants a link where the sampler's file will go.
-	as_user "$user" ln -s "$victim" "$dir/syncmon-$jid-node1.jsonl"
+	as_user "$user" ln -s "$victim" "$dir/syncmon-$jid-${NODE1}.jsonl"
 	scontrol release "$jid"
 	wait_job "$jid"
 	[ "$(cat "$victim")" = untouched ] || { rm -f "$victim"; fail "root wrote through the user's link"; }
 	rm -f "$victim"
-	f=$dir/syncmon-$jid-node1.1.jsonl
+	f=$dir/syncmon-$jid-${NODE1}.1.jsonl
 	[ -f "$f" ] || fail "no output next to the link: $(ls -l "$dir")"
 	[ "$(stat -c %U "$f")" = "$user" ] || fail "$f belongs to $(stat -c %U "$f"), not $user"
 }
@@ -293,26 +293,26 @@ test_the_sampler_keeps_no_more_than_sampling_needs() {
 	need_own_cluster "a slurmd's oom_score_adj"
 	# node2's slurmd shielded from the OOM killer, as sites do
 	# (SLURMD_OOM_ADJ, OOMScoreAdjust=): slurmstepd inherits it.
-	slurmd=$(on_node node2 pgrep -o -f '^slurmd .*-N node2$' || on_node node2 pgrep -o -x slurmd) ||
-		fail "no slurmd on node2"
-	old_adj=$(on_node node2 cat "/proc/$slurmd/oom_score_adj")
-	if on_node node2 sh -c 'echo -1000 >"/proc/$1/oom_score_adj"' - "$slurmd" 2>/dev/null; then
+	slurmd=$(on_node "$NODE2" pgrep -o -f "^slurmd .*-N $NODE2\$" || on_node ${NODE2} pgrep -o -x slurmd) ||
+		fail "no slurmd on ${NODE2}"
+	old_adj=$(on_node ${NODE2} cat "/proc/$slurmd/oom_score_adj")
+	if on_node ${NODE2} sh -c 'echo -1000 >"/proc/$1/oom_score_adj"' - "$slurmd" 2>/dev/null; then
 		shielded=1
-		defer on_node node2 sh -c 'echo "$2" >"/proc/$1/oom_score_adj"' - "$slurmd" "$old_adj"
+		defer on_node ${NODE2} sh -c 'echo "$2" >"/proc/$1/oom_score_adj"' - "$slurmd" "$old_adj"
 	else
-		echo "    (node2's slurmd cannot be shielded from the OOM killer here (root without CAP_SYS_RESOURCE): the sampler's oom_score_adj is the guests' to check)"
+		echo "    (${NODE2}'s slurmd cannot be shielded from the OOM killer here (root without CAP_SYS_RESOURCE): the sampler's oom_score_adj is the guests' to check)"
 	fi
-	jid=$(sbatch --parsable -N1 -w node2 -o /dev/null --sync-monitor=interval=100ms,dir="$LWK_WORK" \
+	jid=$(sbatch --parsable -N1 -w ${NODE2} -o /dev/null --sync-monitor=interval=100ms,dir="$LWK_WORK" \
 		--wrap 'sleep 600') || fail "sbatch failed"
 	defer scancel "$jid"
 	# Until it has set itself up (no_new_privs is its last step).
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		pid=$(on_node node2 pgrep -o -f "lwk-syncmon --job $jid " || :)
-		[ -z "$pid" ] || status=$(on_node node2 cat "/proc/$pid/status" 2>/dev/null) || status=
+		pid=$(on_node ${NODE2} pgrep -o -f "lwk-syncmon --job $jid " || :)
+		[ -z "$pid" ] || status=$(on_node ${NODE2} cat "/proc/$pid/status" 2>/dev/null) || status=
 		[[ $status != *$'NoNewPrivs:\t1'* ]] || break
 		snooze 0.5
 	done
-	[ -n "$pid" ] || fail "no sampler for job $jid on node2 after $(wait_bound) s"
+	[ -n "$pid" ] || fail "no sampler for job $jid on ${NODE2} after $(wait_bound) s"
 	[[ $status == *$'NoNewPrivs:\t1'* ]] || fail "its no_new_privs is not set after $(wait_bound) s: $status"
 	grep -qE '^CapBnd:[[:space:]]*0+$' <<<"$status" || fail "its bounding set is not empty: $(grep '^Cap' <<<"$status")"
 	grep -qE '^CapInh:[[:space:]]*0+$' <<<"$status" || fail "its inheritable set is not empty: $(grep '^Cap' <<<"$status")"
@@ -322,23 +322,23 @@ test_the_sampler_keeps_no_more_than_sampling_needs() {
 	# CAP_SYS_PTRACE (19) where no job cgroup lists the job; before
 	# Linux 5.19 the BPF ones (21, 38, 39) to read its BPF fds.
 	allowed=$(((1 << 2) | (1 << 12) | (1 << 19)))
-	kernel=$(on_node node2 uname -r)
+	kernel=$(on_node ${NODE2} uname -r)
 	if printf '%s\n5.19\n' "${kernel%%-*}" | sort -V -C; then
 		allowed=$((allowed | (1 << 21) | (1 << 38) | (1 << 39)))
 	fi
 	[ $((0x$eff & ~allowed)) = 0 ] || fail "it keeps capabilities sampling does not need: CapEff $eff"
-	[ -z "$shielded" ] || [ "$(on_node node2 cat "/proc/$pid/oom_score_adj")" = 0 ] ||
-		fail "its oom_score_adj is $(on_node node2 cat "/proc/$pid/oom_score_adj") (slurmstepd's), not 0"
+	[ -z "$shielded" ] || [ "$(on_node ${NODE2} cat "/proc/$pid/oom_score_adj")" = 0 ] ||
+		fail "its oom_score_adj is $(on_node ${NODE2} cat "/proc/$pid/oom_score_adj") (slurmstepd's), not 0"
 	# Its data is bounded by the site's syncmon_memory= (default 128M),
 	# soft and hard: the job's processes cannot make it grow past it.
-	on_node node2 grep -qE '^Max data size +134217728 +134217728 +bytes' "/proc/$pid/limits" ||
-		fail "its data is not bounded at syncmon_memory=128M: $(on_node node2 grep '^Max data' "/proc/$pid/limits")"
+	on_node ${NODE2} grep -qE '^Max data size +134217728 +134217728 +bytes' "/proc/$pid/limits" ||
+		fail "its data is not bounded at syncmon_memory=128M: $(on_node ${NODE2} grep '^Max data' "/proc/$pid/limits")"
 }
 
 # sampler_job DIR OPTIONS: a one-node --sync-monitor job of 3 s, run to
 # its end; its id in $jid.
 sampler_job() {
-	jid=$(sbatch --parsable -N1 -w node1 -o "$1/out" --sync-monitor="$2",dir="$1" \
+	jid=$(sbatch --parsable -N1 -w ${NODE1} -o "$1/out" --sync-monitor="$2",dir="$1" \
 		--wrap 'sleep 3') || fail "sbatch failed"
 	wait_job "$jid"
 }
@@ -362,7 +362,7 @@ test_the_sites_bounds_on_the_sampler_hold() {
 	rm -f "$dir/out"
 	with_plugstack "syncmon_cpu=0.01%" sampler_job "$dir" interval=10ms,fullscan=1
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
-	footer=$(tail -1 "$dir"/syncmon-"$jid"-node1.jsonl)
+	footer=$(tail -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
 	samples=$(sed -n 's/.*"samples":\([0-9]*\).*/\1/p' <<<"$footer")
 	limited=$(sed -n 's/.*"cpu_limited":\([0-9]*\).*/\1/p' <<<"$footer")
 	[ -n "$samples" ] && [ -n "$limited" ] || fail "no footer with cpu_limited: $footer"
@@ -370,8 +370,8 @@ test_the_sites_bounds_on_the_sampler_hold() {
 	# burst of 1 ms): most ticks are passed over.
 	[ "$limited" -gt "$samples" ] ||
 		fail "at syncmon_cpu=0.01% the sampler took $samples samples and passed over $limited"
-	assert_grep "lwk: job $jid on node1: lwk-syncmon: the sampler used more than this site's syncmon_cpu=0.01% of a CPU" \
-		"$(slurmd_log node1)" "node1's slurmd log"
+	assert_grep "lwk: job $jid on ${NODE1}: lwk-syncmon: the sampler used more than this site's syncmon_cpu=0.01% of a CPU" \
+		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
 }
 
 # /proc/<pid>/cwd and fd/N lead into another process's directory without
@@ -383,19 +383,19 @@ test_a_proc_link_to_another_processes_directory_gets_nothing() {
 	# On node2, where the job's sampler runs: a 0700 directory of
 	# root's, a world-writable one in it, and a process of root's
 	# whose working directory (and fd 3) is that one.
-	pid=$(on_node node2 bash -c 'mkdir -m 700 "$1" && mkdir -m 777 "$1/open" && cd "$1/open" &&
+	pid=$(on_node ${NODE2} bash -c 'mkdir -m 700 "$1" && mkdir -m 777 "$1/open" && cd "$1/open" &&
 		{ sleep 600 3<. </dev/null >/dev/null 2>&1 & echo $!; }' - "$private") ||
-		fail "cannot set up $private on node2"
-	defer on_node node2 bash -c 'kill "$1"; rm -rf "$2"' - "$pid" "$private"
+		fail "cannot set up $private on ${NODE2}"
+	defer on_node ${NODE2} bash -c 'kill "$1"; rm -rf "$2"' - "$pid" "$private"
 	for link in "/proc/$pid/cwd" "/proc/$pid/fd/3"; do
-		jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w node2 -o /dev/null \
+		jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w ${NODE2} -o /dev/null \
 			--sync-monitor=interval=50ms,dir="$link" --wrap 'sleep 1') || fail "sbatch failed"
 		wait_job "$jid"
 		[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
-		[ -z "$(on_node node2 find "$private/open" -mindepth 1)" ] ||
-			fail "a file was written through $link: $(on_node node2 ls -l "$private/open")"
-		grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $link as uid" \
-			"$(slurmd_log node2)" || fail "the refusal of $link is not in node2's slurmd log"
+		[ -z "$(on_node ${NODE2} find "$private/open" -mindepth 1)" ] ||
+			fail "a file was written through $link: $(on_node ${NODE2} ls -l "$private/open")"
+		grep -q "lwk: job $jid on ${NODE2}: lwk-syncmon: cannot open the output directory $link as uid" \
+			"$(slurmd_log ${NODE2})" || fail "the refusal of $link is not in ${NODE2}'s slurmd log"
 	done
 	all_nodes_usable
 }
@@ -405,12 +405,12 @@ test_a_directory_the_user_cannot_write_gets_nothing() {
 	user=$(make_test_user)
 	mkdir -m 700 "$private"
 	defer rm -rf "$private"
-	jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w node2 -o /dev/null \
+	jid=$(cd /tmp && as_user "$user" sbatch --parsable -N1 -w ${NODE2} -o /dev/null \
 		--sync-monitor=interval=50ms,dir="$private" --wrap 'sleep 1') || { rmdir "$private"; fail "sbatch failed"; }
 	wait_job "$jid"
 	[ -z "$(ls -A "$private")" ] || { ls -l "$private"; rm -rf "$private"; fail "a file was written into root's directory"; }
 	rmdir "$private"
-	grep -q "lwk: job $jid on node2: lwk-syncmon: cannot open the output directory $private as uid" \
-		"$(slurmd_log node2)" || fail "the refusal is not in node2's slurmd log"
+	grep -q "lwk: job $jid on ${NODE2}: lwk-syncmon: cannot open the output directory $private as uid" \
+		"$(slurmd_log ${NODE2})" || fail "the refusal is not in ${NODE2}'s slurmd log"
 	[ "$job_state" = COMPLETED ] || fail "the job itself should still run: $job_state"
 }

@@ -144,7 +144,7 @@ test_the_delegation_cgroup_limits_memory_and_cpu() {
 	wait_job "$jid"
 	assert_grep '^batch=137$' "$LWK_WORK/deleg.out" "the batch script over deleg_mem=48M (killed)"
 	assert_grep '^step=0$' "$LWK_WORK/deleg.out" "the App step (not limited)"
-	if slurm_cgroups && on_node node1 test -d /sys/fs/cgroup/cpuset; then
+	if slurm_cgroups && on_node ${NODE1} test -d /sys/fs/cgroup/cpuset; then
 		# Slurm on v1 makes no cpu cgroup of a step: the quota is not
 		# set, and the log says so.
 		assert_grep "lwk: job $jid: delegation tasks placed in cgroup .* \(v1: no cpu cgroup of the step: that limit is not set\)" \
@@ -156,14 +156,14 @@ test_the_delegation_cgroup_limits_memory_and_cpu() {
 
 test_an_impossible_request_fails_the_job_not_the_node() {
 	local cores name jid
-	cores=$(node_cores node1)
+	cores=$(node_cores ${NODE1})
 	name=$(unique_name lwkbig)
-	run_expect_fail "$LWK_WORK/err" srun -J "$name" -N1 -w node1 --lwk=os="$cores" true
+	run_expect_fail "$LWK_WORK/err" srun -J "$name" -N1 -w ${NODE1} --lwk=os="$cores" true
 	assert_grep "lwk: --lwk: os=$cores leaves no App core: the job has $cores core\(s\) on this node" "$LWK_WORK/err"
 	all_nodes_usable
 	jid=$(squeue -h -t all -n "$name" -o %i | head -1)
 	[ -n "$jid" ] || fail "no job named $name"
-	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "state of job $jid left on node1"
+	! on_node ${NODE1} test -e "$LWK_STATE_DIR/${NODE1}/$jid/lwk.state" || fail "state of job $jid left on ${NODE1}"
 }
 
 # job_submit.lua gives --lwk jobs whole nodes; a step that went around
@@ -171,7 +171,7 @@ test_an_impossible_request_fails_the_job_not_the_node() {
 # sees) is refused on the node.
 test_a_job_without_the_whole_node_is_refused() {
 	local jid
-	jid=$(sbatch --parsable -N1 -n1 -w node2 -o "$LWK_WORK/part.out" \
+	jid=$(sbatch --parsable -N1 -n1 -w ${NODE2} -o "$LWK_WORK/part.out" \
 		--wrap 'srun --lwk=os=1 echo the job ran') || fail "sbatch failed"
 	defer scancel "$jid"
 	wait_job "$jid"
@@ -179,7 +179,7 @@ test_a_job_without_the_whole_node_is_refused() {
 	assert_grep "lwk: --lwk needs whole nodes: the job has CPUs [0-9,-]+ of [0-9,-]+ here; submit with --exclusive" \
 		"$LWK_WORK/part.out" "the job's output"
 	assert_no_grep "the job ran" "$LWK_WORK/part.out" "the job's output"
-	! on_node node2 test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "state of job $jid left on node2"
+	! on_node ${NODE2} test -e "$LWK_STATE_DIR/${NODE2}/$jid/lwk.state" || fail "state of job $jid left on ${NODE2}"
 	all_nodes_usable
 }
 
@@ -188,14 +188,14 @@ test_a_job_without_the_whole_node_is_refused() {
 test_os_cores_in_whole_dies_when_the_node_says_so() {
 	need_own_cluster 'plugstack.conf (lwk_os_dies=)'
 	local conf=$LWK_PLUGSTACK line dies per out want
-	line=$(scontrol show node node1)
+	line=$(scontrol show node ${NODE1})
 	dies=$(grep -oE 'Sockets=[0-9]+' <<<"$line" | cut -d= -f2)
 	per=$(grep -oE 'CoresPerSocket=[0-9]+' <<<"$line" | cut -d= -f2)
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "/^[^#]*lwk[.]so/s|\$| lwk_whole_dies=yes|" "$conf"
 	if [ "$dies" -ge 2 ]; then
-		out=$(srun -N1 -w node1 --lwk=os=1 printenv SLURM_LWK_OS_CPUS 2>"$LWK_WORK/err") ||
+		out=$(srun -N1 -w ${NODE1} --lwk=os=1 printenv SLURM_LWK_OS_CPUS 2>"$LWK_WORK/err") ||
 			fail "srun failed: $(cat "$LWK_WORK/err")"
 		# Dies are Slurm's sockets here: the first die is CPUs 0..per-1
 		# (a die of one core has nothing to round: the guests whose
@@ -205,7 +205,7 @@ test_os_cores_in_whole_dies_when_the_node_says_so() {
 		[ "$out" = "$want" ] || fail "os=1 in whole dies of $per cores gave OS CPUs $out, not $want"
 	else
 		# One die: rounding os=1 up to it leaves no App core.
-		run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=os=1 true
+		run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} --lwk=os=1 true
 		assert_grep "os=1 rounded up to whole dies leaves no App core" "$LWK_WORK/err"
 	fi
 	cp "$LWK_WORK/plugstack.orig" "$conf"
@@ -214,15 +214,15 @@ test_os_cores_in_whole_dies_when_the_node_says_so() {
 
 test_steps_share_one_partition() {
 	local jid
-	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/steps.out" -e "$LWK_WORK/steps.err" \
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk -o "$LWK_WORK/steps.out" -e "$LWK_WORK/steps.err" \
 		--wrap 'srun printenv SLURM_LWK_APP_CPUS; srun printenv SLURM_LWK_APP_CPUS & srun printenv SLURM_LWK_APP_CPUS & wait') ||
 		fail "sbatch failed"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/steps.out")"
 	[ "$(sort -u "$LWK_WORK/steps.out" | wc -l)" = 1 ] && [ "$(wc -l <"$LWK_WORK/steps.out")" = 3 ] ||
 		fail "3 steps should see one partition: $(cat "$LWK_WORK/steps.out")"
-	[ "$(grep -c "lwk: step $jid\.[a-z0-9]*: partition on node1" "$(slurmd_log node1)")" = 1 ] ||
-		fail "the partition was set up $(grep -c "lwk: step $jid\." "$(slurmd_log node1)") times, not once"
+	[ "$(grep -c "lwk: step $jid\.[a-z0-9]*: partition on ${NODE1}" "$(slurmd_log ${NODE1})")" = 1 ] ||
+		fail "the partition was set up $(grep -c "lwk: step $jid\." "$(slurmd_log ${NODE1})") times, not once"
 }
 
 # within LIST SIDE: is every CPU of LIST one of SIDE's (and LIST not
@@ -257,7 +257,7 @@ test_a_step_attached_without_lwk_runs_on_the_os_cores() {
 	p=$(probe)
 	# The last node: on the guests the first one runs slurmctld, and an
 	# App step's set-up leaves it CPU 0 only.
-	jid=$(sbatch --parsable -N1 -w "node$LWK_NODES" --lwk -o /dev/null \
+	jid=$(sbatch --parsable -N1 -w "$(node_n "$LWK_NODES")" --lwk -o /dev/null \
 		--wrap "srun bash -c 'echo \$SLURM_LWK_ISOLATION >$started; exec sleep $held_sleep'") ||
 		fail "sbatch failed"
 	defer scancel "$jid"
@@ -272,7 +272,7 @@ test_a_step_attached_without_lwk_runs_on_the_os_cores() {
 	# With --contention-aware (no submit policy on this path) it is
 	# refused: the split would rewrite the partition's cpusets.
 	run_expect_fail "$LWK_WORK/attach.err" srun --jobid="$jid" --overlap -n1 --contention-aware true
-	assert_grep "lwk: --contention-aware: job $jid has an --lwk partition on node$LWK_NODES" "$LWK_WORK/attach.err" \
+	assert_grep "lwk: --contention-aware: job $jid has an --lwk partition on $(node_n "$LWK_NODES")" "$LWK_WORK/attach.err" \
 		"the step's output"
 	out=$(srun --jobid="$jid" --overlap --lwk -n1 $p 2>&1) || fail "a step with --lwk failed after it: $out"
 	assert_probe "$out" app "$jid"
@@ -287,7 +287,7 @@ test_a_step_attached_without_lwk_runs_on_the_os_cores() {
 test_cpu_bind_binds_each_task_within_the_app_cores() {
 	local p out node app os n bind k line cpus seen c
 	p=$(probe)
-	node=node$LWK_NODES
+	node=$(node_n "$LWK_NODES")
 	out=$(srun -N1 -w "$node" --lwk -n1 $p 2>"$LWK_WORK/bind.err") ||
 		fail "srun --lwk failed: $out $(cat "$LWK_WORK/bind.err")"
 	IFS='|' read -r _ app os _ <<<"$out"
@@ -343,8 +343,8 @@ test_array_tasks_het_components_and_salloc_each_get_a_partition() {
 
 test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
 	local before jid during line
-	before=$(node_snapshot node1)
-	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$LWK_WORK/huge.out" \
+	before=$(node_snapshot ${NODE1})
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=mem=32M -o "$LWK_WORK/huge.out" \
 		--wrap 'printenv SLURM_LWK_HUGEPAGES SLURM_LWK_MEM; grep -H . /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages') ||
 		fail "sbatch failed"
 	wait_job "$jid"
@@ -361,14 +361,14 @@ test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
 	[ "$asked" -ge 16 ] && [ "$got" = "$asked" ] || fail "hugepages: got $got of $asked (want >= 16)"
 	during=$(grep nr_hugepages "$LWK_WORK/huge.out" | awk -F: '{s += $2} END {print s}')
 	[ "$during" -ge "$asked" ] || fail "the job saw $during hugepages, $asked reserved"
-	assert_nothing_left node1 "$jid" "$before"
+	assert_nothing_left ${NODE1} "$jid" "$before"
 }
 
 test_the_app_cores_and_memory_follow_numa() {
 	local nodes jid p app os mems role cpus allowed_mems
-	nodes=$(on_node node1 bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
-	[ "$nodes" -ge 2 ] || skip "node1 has $nodes NUMA node(s); the guest cluster has 2"
-	jid=$(sbatch --parsable -N1 -w node1 --lwk=numa=1 -o "$LWK_WORK/numa.out" \
+	nodes=$(on_node ${NODE1} bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
+	[ "$nodes" -ge 2 ] || skip "${NODE1} has $nodes NUMA node(s); the guest cluster has 2"
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=numa=1 -o "$LWK_WORK/numa.out" \
 		--wrap "srun $(probe); cat /sys/devices/system/node/node1/cpulist") ||
 		fail "sbatch failed"
 	wait_job "$jid"
@@ -387,15 +387,15 @@ held_sleep=300.$$
 # killed then, it leaves no task for the teardown to kill).
 start_held_job() {
 	local jid i
-	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=16M -o /dev/null --wrap "srun sleep $held_sleep") ||
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=mem=16M -o /dev/null --wrap "srun sleep $held_sleep") ||
 		fail "sbatch failed"
 	defer scancel "$jid"
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null && break
+		on_node ${NODE1} pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null && break
 		snooze 0.25
 	done
-	on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null || fail "the task of job $jid never ran"
-	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "no partition for job $jid"
+	on_node ${NODE1} pgrep -f "(^|/)sleep $held_sleep\$" >/dev/null || fail "the task of job $jid never ran"
+	on_node ${NODE1} test -e "$LWK_STATE_DIR/${NODE1}/$jid/lwk.state" || fail "no partition for job $jid"
 	echo "$jid"
 }
 
@@ -405,8 +405,8 @@ start_held_job() {
 # told it got a plain cpuset, and nothing exclusive is left set.
 test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 	local jid out app busy allowed isolated remote= i c
-	on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
-	jid=$(sbatch --parsable -N1 -w node1 --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
+	on_node ${NODE1} bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
 		--wrap 'srun printenv SLURM_LWK_ISOLATION; srun printenv SLURM_LWK_ISOLATION') ||
 		fail "sbatch failed"
 	wait_job "$jid"
@@ -414,52 +414,52 @@ test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 	out=$(sort -u "$LWK_WORK/iso.out")
 	if [ -z "$remote" ]; then
 		[ "$out" = cpuset ] || fail "two steps should be told 'cpuset' here: $(cat "$LWK_WORK/iso.out")"
-		grep -q "lwk: job $jid: App cores on node1: isolation cpuset (.\+)" "$(slurmd_log node1)" ||
-			fail "no reason for the plain cpuset in node1's log: $(grep "job $jid" "$(slurmd_log node1)" | tail -3)"
-		[ -z "$(node_snapshot node1 | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
-			fail "exclusive CPUs left set: $(node_snapshot node1 | grep exclusive)"
+		grep -q "lwk: job $jid: App cores on ${NODE1}: isolation cpuset (.\+)" "$(slurmd_log ${NODE1})" ||
+			fail "no reason for the plain cpuset in ${NODE1}'s log: $(grep "job $jid" "$(slurmd_log ${NODE1})" | tail -3)"
+		[ -z "$(node_snapshot ${NODE1} | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
+			fail "exclusive CPUs left set: $(node_snapshot ${NODE1} | grep exclusive)"
 		return 0
 	fi
 	[ "$out" = partition ] && [ "$(wc -l <"$LWK_WORK/iso.out")" = 2 ] ||
 		fail "two steps in turn should each get the partition: $(cat "$LWK_WORK/iso.out" "$LWK_WORK/iso.err")"
 	# A busy service outside Slurm, started before the job.
-	on_node node1 bash -c 'mkdir -p /sys/fs/cgroup/system.slice/lwk-test-busy.service &&
+	on_node ${NODE1} bash -c 'mkdir -p /sys/fs/cgroup/system.slice/lwk-test-busy.service &&
 		setsid bash -c "echo \$\$ >/sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs;
 		exec sh -c \"while :; do :; done\"" </dev/null >/dev/null 2>&1 &' ||
 		fail "cannot start the busy service"
-	defer on_node node1 bash -c 'pkill -KILL -f "^sh -c while :; do :; done$";
+	defer on_node ${NODE1} bash -c 'pkill -KILL -f "^sh -c while :; do :; done$";
 		sleep 0.5; rmdir /sys/fs/cgroup/system.slice/lwk-test-busy.service'
 	jid=$(start_held_job)
-	app=$(on_node node1 sed -n 's/^app_cpus //p' "$LWK_STATE_DIR/node1/$jid/lwk.state")
+	app=$(on_node ${NODE1} sed -n 's/^app_cpus //p' "$LWK_STATE_DIR/${NODE1}/$jid/lwk.state")
 	# The step is listed before its task is placed (under TCG, seconds).
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		isolated=$(on_node node1 cat /sys/fs/cgroup/cpuset.cpus.isolated)
+		isolated=$(on_node ${NODE1} cat /sys/fs/cgroup/cpuset.cpus.isolated)
 		[ -z "$isolated" ] || break
 		snooze 0.25
 	done
 	[ -n "$app" ] && [ "$isolated" = "$app" ] ||
 		fail "the root's cpuset.cpus.isolated is '$isolated', the App CPUs '$app'"
-	busy=$(on_node node1 cat /sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs | head -1)
+	busy=$(on_node ${NODE1} cat /sys/fs/cgroup/system.slice/lwk-test-busy.service/cgroup.procs | head -1)
 	[ -n "$busy" ] || fail "the busy service is not running"
-	allowed=$(on_node node1 sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
+	allowed=$(on_node ${NODE1} sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
 	for c in $(expand "$allowed"); do
 		[[ " $(expand "$app") " != *" $c "* ]] ||
 			fail "the busy service outside Slurm may run on App CPU $c (allowed $allowed, App $app)"
 	done
 	for i in 1 2 3 4 5; do
-		c=$(on_node node1 ps -o psr= -p "$busy" | tr -d ' ')
+		c=$(on_node ${NODE1} ps -o psr= -p "$busy" | tr -d ' ')
 		[[ " $(expand "$app") " != *" $c "* ]] || fail "the busy service ran on App CPU $c"
 		snooze 0.2
 	done
-	grep -q "lwk: job $jid: App cores on node1: isolation partition" "$(slurmd_log node1)" ||
-		fail "node1's log does not say the App cores are a partition"
+	grep -q "lwk: job $jid: App cores on ${NODE1}: isolation partition" "$(slurmd_log ${NODE1})" ||
+		fail "${NODE1}'s log does not say the App cores are a partition"
 	scancel "$jid"
 	wait_job "$jid"
-	wait_teardown node1 "$jid"
-	[ -z "$(node_snapshot node1 | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
-		fail "exclusive CPUs left after the job: $(node_snapshot node1 | grep -E 'exclusive|isolated')"
-	allowed=$(on_node node1 sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
-	[ "$allowed" = "$(on_node node1 cat /sys/devices/system/cpu/online)" ] ||
+	wait_teardown ${NODE1} "$jid"
+	[ -z "$(node_snapshot ${NODE1} | grep -E 'cpus.exclusive|cpus.isolated')" ] ||
+		fail "exclusive CPUs left after the job: $(node_snapshot ${NODE1} | grep -E 'exclusive|isolated')"
+	allowed=$(on_node ${NODE1} sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$busy/status")
+	[ "$allowed" = "$(on_node ${NODE1} cat /sys/devices/system/cpu/online)" ] ||
 		fail "the busy service did not get the App CPUs back: $allowed"
 }
 
@@ -471,21 +471,21 @@ test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "/^[^#]*lwk[.]so/s|\$| lwk_isolate=partition|" "$conf"
-	if on_node node1 bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1; then
-		out=$(srun -N1 -w node1 --lwk printenv SLURM_LWK_ISOLATION 2>"$LWK_WORK/err") ||
+	if on_node ${NODE1} bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1; then
+		out=$(srun -N1 -w ${NODE1} --lwk printenv SLURM_LWK_ISOLATION 2>"$LWK_WORK/err") ||
 			fail "srun failed: $(cat "$LWK_WORK/err")"
 		[ "$out" = partition ] || fail "lwk_isolate=partition gave '$out'"
 	else
-		run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk echo the step ran
+		run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} --lwk echo the step ran
 		assert_no_grep "the step ran" "$LWK_WORK/err" "srun's output"
 		# In the job's output, where the user looks.
-		assert_grep "lwk: --lwk: the site asks for an isolated partition \(lwk_isolate=partition\), but on node1 " \
+		assert_grep "lwk: --lwk: the site asks for an isolated partition \(lwk_isolate=partition\), but on ${NODE1} " \
 			"$LWK_WORK/err" "srun's output"
 	fi
 	# The step's epilog must not meet the bad value below.
-	wait_no_partition node1
+	wait_no_partition ${NODE1}
 	sed -i "/^[^#]*lwk[.]so/s|lwk_isolate=partition|lwk_isolate=isolated|" "$conf"
-	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 true
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} true
 	assert_grep "lwk_isolate.*one of auto\|partition\|cpuset" "$LWK_WORK/err" "srun's error"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	all_nodes_usable
@@ -493,27 +493,27 @@ test_lwk_isolate_partition_fails_the_step_where_the_kernel_cannot() {
 
 test_scancel_gives_everything_back() {
 	local before jid
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	jid=$(start_held_job)
-	[ "$(node_snapshot node1)" != "$before" ] || fail "job $jid changed no IRQ affinity or hugepage count"
+	[ "$(node_snapshot ${NODE1})" != "$before" ] || fail "job $jid changed no IRQ affinity or hugepage count"
 	scancel "$jid"
 	wait_job "$jid"
-	assert_nothing_left node1 "$jid" "$before"
+	assert_nothing_left ${NODE1} "$jid" "$before"
 	all_nodes_usable
 }
 
 test_a_killed_slurmstepd_leaves_nothing_behind() {
 	local before jid left
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	jid=$(start_held_job)
 	# Both of the job's slurmstepd die without any cleanup of theirs.
-	on_node node1 pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
+	on_node ${NODE1} pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
 	sleep 1
 	scancel "$jid"
 	wait_job "$jid"
-	assert_nothing_left node1 "$jid" "$before"
+	assert_nothing_left ${NODE1} "$jid" "$before"
 	# Nobody was left to kill the tasks: the teardown did.
-	left=$(on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" || true)
+	left=$(on_node ${NODE1} pgrep -f "(^|/)sleep $held_sleep\$" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run: $left"
 	all_nodes_usable
 }
@@ -521,27 +521,27 @@ test_a_killed_slurmstepd_leaves_nothing_behind() {
 test_lwk_sweep_gives_back_what_a_crash_left_and_keeps_running_jobs() {
 	need_own_cluster "the dev cluster's plugstack.conf, read by lwk-sweep"
 	local before jid out left
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	jid=$(start_held_job)
 	# The layout the package documents: plugstack.conf only includes
 	# plugstack.conf.d/*.conf (relative: below its own directory).
 	mkdir -p "$LWK_WORK/sweep-conf/plugstack.conf.d"
 	echo "include plugstack.conf.d/*.conf" >"$LWK_WORK/sweep-conf/plugstack.conf"
 	cp "$LWK_PLUGSTACK" "$LWK_WORK/sweep-conf/plugstack.conf.d/lwk.conf"
-	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_WORK/sweep-conf/plugstack.conf" --node node1 --dry-run) ||
+	out=$(on_node ${NODE1} "$(lwk_tool lwk-sweep)" --plugstack "$LWK_WORK/sweep-conf/plugstack.conf" --node ${NODE1} --dry-run) ||
 		fail "lwk-sweep --dry-run (plugstack.conf.d) failed: $out"
 	grep -q "^job $jid: running, kept$" <<<"$out" || fail "dry run (plugstack.conf.d): $out"
-	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
+	out=$(on_node ${NODE1} "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node ${NODE1}) ||
 		fail "lwk-sweep failed: $out"
-	on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "a running job was swept: $out"
+	on_node ${NODE1} test -e "$LWK_STATE_DIR/${NODE1}/$jid/lwk.state" || fail "a running job was swept: $out"
 	# The node "crashes" under the job: slurmstepd dies, no epilog yet.
-	on_node node1 pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
+	on_node ${NODE1} pkill -KILL -f "^slurmstepd: \[$jid\." || fail "no slurmstepd of job $jid to kill"
 	sleep 1
-	out=$(on_node node1 "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node node1) ||
+	out=$(on_node ${NODE1} "$(lwk_tool lwk-sweep)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node ${NODE1}) ||
 		fail "lwk-sweep failed: $out"
 	grep -q "swept job $jid" <<<"$out" || fail "lwk-sweep did not sweep job $jid: $out"
-	assert_nothing_left node1 "$jid" "$before"
-	left=$(on_node node1 pgrep -f "(^|/)sleep $held_sleep\$" || true)
+	assert_nothing_left ${NODE1} "$jid" "$before"
+	left=$(on_node ${NODE1} pgrep -f "(^|/)sleep $held_sleep\$" || true)
 	[ -z "$left" ] || fail "tasks of job $jid still run after the sweep: $left"
 	scancel "$jid"
 	wait_job "$jid"
@@ -556,9 +556,9 @@ test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
 	[ -z "${LWK_GUEST_SHARE:-}" ] ||
 		skip "restarts one of the host cluster's slurmd -N (a guest's NodeName is its host name, which slurmd always found)"
 	local before jid pid log lines started=
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	jid=$(start_held_job)
-	log=$(slurmd_log node1)
+	log=$(slurmd_log ${NODE1})
 	pid=$(cat "$LWK_DEV_DIR/run/slurmd-node1.pid")
 	# Whatever happens below, node1's slurmd runs again at the end.
 	defer bash -c 'kill -0 "$(cat "$1")" 2>/dev/null || slurmd -f "$2" -N node1' - \
@@ -573,7 +573,7 @@ test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
 	done
 	scancel "$jid"
 	lines=$(wc -l <"$log")
-	slurmd -f "$SLURM_CONF" -N node1 || fail "slurmd -N node1 did not start again"
+	slurmd -f "$SLURM_CONF" -N ${NODE1} || fail "slurmd -N ${NODE1} did not start again"
 	# Its sweep is in its init, before it answers slurmctld.
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		tail -n +"$((lines + 1))" "$log" | grep -q "lwk: tore down the --lwk partitions of 1 job(s) that are gone" &&
@@ -582,11 +582,11 @@ test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
 	done
 	[ -n "$started" ] ||
 		fail "slurmd's start did not sweep job $jid: $(tail -n +"$((lines + 1))" "$log" | grep 'lwk:' | head -5)"
-	tail -n +"$((lines + 1))" "$log" | grep -q "lwk: this slurmd is node node1 (slurmd -N)" ||
-		fail "slurmd did not say it is node1: $(tail -n +"$((lines + 1))" "$log" | grep 'lwk:' | head -5)"
-	assert_nothing_left node1 "$jid" "$before"
+	tail -n +"$((lines + 1))" "$log" | grep -q "lwk: this slurmd is node ${NODE1} (slurmd -N)" ||
+		fail "slurmd did not say it is ${NODE1}: $(tail -n +"$((lines + 1))" "$log" | grep 'lwk:' | head -5)"
+	assert_nothing_left ${NODE1} "$jid" "$before"
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
-		[ -n "$(sinfo -h -n node1 -t idle,mix -o %N)" ] && break
+		[ -n "$(sinfo -h -n ${NODE1} -t idle,mix -o %N)" ] && break
 		snooze 0.5
 	done
 	all_nodes_usable
@@ -599,10 +599,10 @@ test_slurmd_start_sweeps_a_gone_jobs_partition_under_its_node_name() {
 # one on node1, wherever the sources are.
 install_standin() {
 	local to=/run/lwk-ihk-standin-$$
-	on_node node1 rm -rf /run/ihk-standin "$to"
-	on_node node1 cp -r "$top/testsuite/ihk-standin" "$to"
-	on_node node1 chown -R root:root "$to"
-	defer on_node node1 rm -rf "$to" /run/ihk-standin
+	on_node ${NODE1} rm -rf /run/ihk-standin "$to"
+	on_node ${NODE1} cp -r "$top/testsuite/ihk-standin" "$to"
+	on_node ${NODE1} chown -R root:root "$to"
+	defer on_node ${NODE1} rm -rf "$to" /run/ihk-standin
 	echo "$to"
 }
 test_mckernel_backend_against_the_ihk_stand_in() {
@@ -613,13 +613,13 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "/^[^#]*lwk[.]so/s|\$| mckernel=$standin|" "$conf"
-	jid=$(sbatch --parsable -N1 -w node1 --lwk=mem=64M -o "$LWK_WORK/mck.out" \
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=mem=64M -o "$LWK_WORK/mck.out" \
 		--wrap 'echo "backend=$SLURM_LWK_BACKEND app=$SLURM_LWK_APP_CPUS os=$SLURM_LWK_OS_CPUS"
 			srun "$SLURM_LWK_MCEXEC" bash -c "echo proxy \$(sed -n \"s/^Cpus_allowed_list:\t//p\" /proc/self/status)"') ||
 		fail "sbatch failed"
 	sluid=$(job_sluid "$jid")
 	wait_job "$jid"
-	wait_teardown node1 "$jid"
+	wait_teardown ${NODE1} "$jid"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/mck.out")"
 	out=$(cat "$LWK_WORK/mck.out")
@@ -627,7 +627,7 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 	local app=${BASH_REMATCH[1]} os=${BASH_REMATCH[2]}
 	# The proxy (mcexec) runs on Linux, on the OS cores.
 	grep -q "^proxy $os\$" <<<"$out" || fail "mcexec ran on other CPUs than the OS CPUs $os: $out"
-	calls=$(on_node node1 cat /run/ihk-standin/calls)
+	calls=$(on_node ${NODE1} cat /run/ihk-standin/calls)
 	grep -qE "^mcreboot.sh -c $app -m [0-9]+M@[0-9]+(,[0-9]+M@[0-9]+)* -r [0-9,+:-]+ -o 0:0\$" <<<"$calls" ||
 		fail "mcreboot.sh was not called as expected: $calls"
 	grep -q "^ihkosctl 0 get status$" <<<"$calls" || fail "status never read: $calls"
@@ -637,11 +637,11 @@ test_mckernel_backend_against_the_ihk_stand_in() {
 		grep -qE "^mcexec uid 0 cgroup .*/(job_$jid${sluid:+|$sluid})/step_0(/| )" <<<"$calls" ||
 			fail "mcexec outside the job's cgroup: $calls"
 	else
-		grep -q "^mcexec uid 0 cgroup /slurm-lwk/node1/job_$jid/delegation " <<<"$calls" ||
+		grep -q "^mcexec uid 0 cgroup /slurm-lwk/${NODE1}/job_$jid/delegation " <<<"$calls" ||
 			fail "mcexec outside the delegation cgroup: $calls"
 	fi
 	[ "$(tail -1 <<<"$calls")" = "mcstop+release.sh " ] || fail "McKernel was not stopped last: $calls"
-	! on_node node1 test -e /run/ihk-standin/os0 || fail "McKernel still booted after the job"
+	! on_node ${NODE1} test -e /run/ihk-standin/os0 || fail "McKernel still booted after the job"
 }
 
 # The job's user owns McKernel (mcreboot.sh -o): their mcexec runs,
@@ -658,28 +658,28 @@ test_mckernel_belongs_to_the_job_user_and_one_running_is_left_alone() {
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
 	sed -i "/^[^#]*lwk[.]so/s|\$| mckernel=$standin|" "$conf"
-	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -N1 -w node1 --lwk=mem=32M -o "$dir/out" \
+	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -N1 -w ${NODE1} --lwk=mem=32M -o "$dir/out" \
 		--wrap 'srun "$SLURM_LWK_MCEXEC" true && echo mcexec-ok') || fail "sbatch as $user failed"
 	wait_job "$jid"
-	wait_teardown node1 "$jid"
+	wait_teardown ${NODE1} "$jid"
 	[ "$job_state" = COMPLETED ] && grep -q mcexec-ok "$dir/out" ||
 		fail "job $jid of $user ended $job_state: $(cat "$dir/out")"
-	calls=$(on_node node1 cat /run/ihk-standin/calls)
+	calls=$(on_node ${NODE1} cat /run/ihk-standin/calls)
 	grep -qE -- "-o $(id -u "$user"):$(id -g "$user")\$" <<<"$calls" || fail "McKernel not given to $user: $calls"
 	grep -q "^mcexec uid $(id -u "$user") " <<<"$calls" || fail "no mcexec of $user: $calls"
 	# Another McKernel runs: the job fails, that one stays up.
-	on_node node1 bash -c 'mkdir -p /run/ihk-standin && printf "status RUNNING\ncpus 1\nowner 0:0\n" >/run/ihk-standin/os0'
-	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=mem=32M true
-	assert_grep "lwk: --lwk: McKernel is already running on node1; it is not this job's" "$LWK_WORK/err"
+	on_node ${NODE1} bash -c 'mkdir -p /run/ihk-standin && printf "status RUNNING\ncpus 1\nowner 0:0\n" >/run/ihk-standin/os0'
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} --lwk=mem=32M true
+	assert_grep "lwk: --lwk: McKernel is already running on ${NODE1}; it is not this job's" "$LWK_WORK/err"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
-	on_node node1 test -e /run/ihk-standin/os0 || fail "the other McKernel was stopped"
-	on_node node1 rm -rf /run/ihk-standin
+	on_node ${NODE1} test -e /run/ihk-standin/os0 || fail "the other McKernel was stopped"
+	on_node ${NODE1} rm -rf /run/ihk-standin
 	all_nodes_usable
 }
 
 test_mckernel_requested_where_it_is_not_installed_fails_the_job() {
-	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=backend=mckernel,mem=64M true
-	assert_grep "lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on node1 \(no /opt/mckernel/sbin/mcreboot.sh\)" \
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} --lwk=backend=mckernel,mem=64M true
+	assert_grep "lwk: --lwk: backend=mckernel: IHK/McKernel is not installed on ${NODE1} \(no /opt/mckernel/sbin/mcreboot.sh\)" \
 		"$LWK_WORK/err"
 	all_nodes_usable
 }
@@ -707,7 +707,7 @@ need_cosched_partition() {
 cosched_job() {
 	local out=$1 wrap=$2 jid
 	shift 2
-	jid=$(sbatch --parsable -p cosched -w node1 -n "$(node_cores node1)" -o "$out" "$@" --wrap "$wrap") ||
+	jid=$(sbatch --parsable -p cosched -w ${NODE1} -n "$(node_cores ${NODE1})" -o "$out" "$@" --wrap "$wrap") ||
 		fail "sbatch -p cosched failed"
 	defer scancel "$jid"
 	echo "$jid"
@@ -731,19 +731,19 @@ wait_step0() {
 # differs from one of all (seen on sid).
 held_by() {
 	local pids= pid n i want
-	want=$(node_cores node1)
+	want=$(node_cores ${NODE1})
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		# srun runs its command by its full path.
-		pids=$(on_node node1 pgrep -f "^[^ ]*sleep $2\$")
+		pids=$(on_node ${NODE1} pgrep -f "^[^ ]*sleep $2\$")
 		n=$(grep -c . <<<"$pids")
 		[ "$n" -lt "$want" ] || break
 		snooze 0.25
 	done
-	[ "$n" = "$want" ] || fail "job $1 runs $n of its $want tasks 'sleep $2' on node1: $(squeue -h -j "$1" -s) $(cat "$LWK_WORK"/*.out)"
-	on_node node1 cat "$LWK_STATE_DIR/node1/$1/lwk.state" || echo "no partition of job $1"
-	node_snapshot node1
+	[ "$n" = "$want" ] || fail "job $1 runs $n of its $want tasks 'sleep $2' on ${NODE1}: $(squeue -h -j "$1" -s) $(cat "$LWK_WORK"/*.out)"
+	on_node ${NODE1} cat "$LWK_STATE_DIR/${NODE1}/$1/lwk.state" || echo "no partition of job $1"
+	node_snapshot ${NODE1}
 	for pid in $pids; do
-		on_node node1 grep -E '^(Cpus|Mems)_allowed_list' "/proc/$pid/status" | tr '\n' ' '
+		on_node ${NODE1} grep -E '^(Cpus|Mems)_allowed_list' "/proc/$pid/status" | tr '\n' ' '
 		echo
 	done
 }
@@ -754,9 +754,9 @@ assert_refused_next_to() {
 	local jid=$1 other=$2 what=$3 out=$4
 	wait_job "$jid"
 	[ "$job_state" = FAILED ] ||
-		fail "job $jid ended $job_state next to job $other on node1 (expected a refusal): $(cat "$out")"
-	assert_grep "lwk: --lwk: node1 is not this job's alone: job $other $what" "$out" "job $jid's output"
-	! on_node node1 test -e "$LWK_STATE_DIR/node1/$jid/lwk.state" || fail "job $jid left a partition on node1"
+		fail "job $jid ended $job_state next to job $other on ${NODE1} (expected a refusal): $(cat "$out")"
+	assert_grep "lwk: --lwk: ${NODE1} is not this job's alone: job $other $what" "$out" "job $jid's output"
+	! on_node ${NODE1} test -e "$LWK_STATE_DIR/${NODE1}/$jid/lwk.state" || fail "job $jid left a partition on ${NODE1}"
 	all_nodes_usable
 }
 
@@ -769,7 +769,7 @@ test_two_lwk_jobs_of_the_cosched_partition_get_one_partition() {
 	j1=$(cosched_job "$LWK_WORK/own1.out" 'srun --lwk=os=1 sleep 3101')
 	wait_step0 "$j1"
 	before=$(held_by "$j1" 3101)
-	grep -q '^ready$' <<<"$before" || fail "job $j1 has no partition on node1: $before $(cat "$LWK_WORK/own1.out")"
+	grep -q '^ready$' <<<"$before" || fail "job $j1 has no partition on ${NODE1}: $before $(cat "$LWK_WORK/own1.out")"
 	j2=$(cosched_job "$LWK_WORK/own2.out" 'srun --lwk=os=1 printenv SLURM_LWK_APP_CPUS')
 	assert_refused_next_to "$j2" "$j1" "has a --lwk partition there" "$LWK_WORK/own2.out"
 	[ "$(held_by "$j1" 3101)" = "$before" ] ||
@@ -784,11 +784,11 @@ test_srun_lwk_next_to_a_job_with_a_sampler_is_refused() {
 	mkdir -p "$LWK_WORK/nb"
 	j1=$(cosched_job "$LWK_WORK/nb1.out" 'srun sleep 3102' --sync-monitor=dir="$LWK_WORK/nb")
 	wait_step0 "$j1"
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	j2=$(cosched_job "$LWK_WORK/nb2.out" 'srun --lwk=os=1 true')
 	assert_refused_next_to "$j2" "$j1" "has a --sync-monitor sampler there" "$LWK_WORK/nb2.out"
-	[ "$(node_snapshot node1)" = "$before" ] || fail "IRQ affinity or hugepages on node1 changed"
-	on_node node1 pgrep -f "lwk-syncmon --job $j1 " >/dev/null || fail "the sampler of job $j1 is gone"
+	[ "$(node_snapshot ${NODE1})" = "$before" ] || fail "IRQ affinity or hugepages on ${NODE1} changed"
+	on_node ${NODE1} pgrep -f "lwk-syncmon --job $j1 " >/dev/null || fail "the sampler of job $j1 is gone"
 }
 
 test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
@@ -797,10 +797,10 @@ test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
 	local j1 j2 before
 	j1=$(cosched_job "$LWK_WORK/pl1.out" 'srun sleep 3103')
 	wait_step0 "$j1"
-	before=$(node_snapshot node1)
+	before=$(node_snapshot ${NODE1})
 	j2=$(cosched_job "$LWK_WORK/pl2.out" 'srun --lwk=os=1 true')
 	assert_refused_next_to "$j2" "$j1" "runs there \(its cgroup " "$LWK_WORK/pl2.out"
-	[ "$(node_snapshot node1)" = "$before" ] || fail "IRQ affinity or hugepages on node1 changed"
+	[ "$(node_snapshot ${NODE1})" = "$before" ] || fail "IRQ affinity or hugepages on ${NODE1} changed"
 }
 
 # The batch step of an ordinary sbatch --lwk on a node where another
@@ -812,39 +812,39 @@ test_srun_lwk_next_to_a_plain_job_is_refused_where_slurm_makes_job_cgroups() {
 test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() {
 	need_own_cluster 'plugstack.conf'
 	[ -z "${LWK_GUEST_SHARE:-}" ] ||
-		skip "the live job holding node2 runs on node1: its slurmstepd is seen from node2 only where the nodes share one host (the dev cluster)"
+		skip "the live job holding ${NODE2} runs on ${NODE1}: its slurmstepd is seen from ${NODE2} only where the nodes share one host (the dev cluster)"
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
 	local other jid conf=$LWK_PLUGSTACK dir i
-	other=$(sbatch --parsable -N1 -n1 -w node1 -o /dev/null --wrap 'sleep 300') || fail "sbatch failed"
+	other=$(sbatch --parsable -N1 -n1 -w ${NODE1} -o /dev/null --wrap 'sleep 300') || fail "sbatch failed"
 	defer scancel "$other"
 	for ((deadline = SECONDS + $(wait_bound); SECONDS < deadline; )); do
 		pgrep -f "^slurmstepd: \[$other\.batch\]" >/dev/null && break
 		snooze 0.25
 	done
 	pgrep -f "^slurmstepd: \[$other\.batch\]" >/dev/null || fail "job $other did not start"
-	dir=$LWK_STATE_DIR/node2/$other
+	dir=$LWK_STATE_DIR/${NODE2}/$other
 	mkdir -p "$dir"
 	defer rm -rf "$dir"
 	printf 'job %s\nready\n' "$other" >"$dir/lwk.state"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	defer scontrol update nodename=node2 state=resume
+	defer scontrol update nodename=${NODE2} state=resume
 	plugstack_set "$conf" on_error=drain_node
-	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/bs2.out" \
+	jid=$(sbatch --parsable -N1 -w ${NODE2} --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/bs2.out" \
 		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
 	defer scancel "$jid"
 	wait_job "$jid"
 	cp "$LWK_WORK/plugstack.orig" "$conf"
 	[ "$job_state" = FAILED ] ||
-		fail "job $jid ended $job_state next to job $other on node2: $(cat "$LWK_WORK/bs2.out") $(sinfo -h -N -n node2 -o '%N %t %E')"
-	assert_grep "lwk: --lwk: node2 is not this job's alone: job $other has a --lwk partition there" \
+		fail "job $jid ended $job_state next to job $other on ${NODE2}: $(cat "$LWK_WORK/bs2.out") $(sinfo -h -N -n ${NODE2} -o '%N %t %E')"
+	assert_grep "lwk: --lwk: ${NODE2} is not this job's alone: job $other has a --lwk partition there" \
 		"$LWK_WORK/bs2.out" "job $jid's output"
 	assert_no_grep "the job ran" "$LWK_WORK/bs2.out" "job $jid's output"
 	# node2 only: node1 runs job $other (mix, or "mix-" when backfill
 	# plans it for a queued job).
-	! sinfo -h -N -n node2 -o %t | grep -qvE '^(idle|mix|alloc|comp|plnd) *$' ||
-		fail "node2 is $(sinfo -h -N -n node2 -o '%t %E')"
-	! test -e "$LWK_STATE_DIR/node2/$jid/lwk.state" || fail "job $jid left a partition on node2"
+	! sinfo -h -N -n ${NODE2} -o %t | grep -qvE '^(idle|mix|alloc|comp|plnd) *$' ||
+		fail "${NODE2} is $(sinfo -h -N -n ${NODE2} -o '%t %E')"
+	! test -e "$LWK_STATE_DIR/${NODE2}/$jid/lwk.state" || fail "job $jid left a partition on ${NODE2}"
 	[ "$(cat "$dir/lwk.state")" = "$(printf 'job %s\nready' "$other")" ] ||
 		fail "the state of job $other was touched"
 }
@@ -855,22 +855,22 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
 	local gone jid dir
-	gone=$(sbatch --parsable --wait -N1 -n1 -w node1 -o /dev/null --wrap true) || fail "sbatch failed"
-	dir=$LWK_STATE_DIR/node2/$gone
+	gone=$(sbatch --parsable --wait -N1 -n1 -w ${NODE1} -o /dev/null --wrap true) || fail "sbatch failed"
+	dir=$LWK_STATE_DIR/${NODE2}/$gone
 	# As the plugin writes it: root's alone, with the job's lock; on
 	# node2 itself (each guest has its own state directory).
-	on_node node2 bash -c "umask 077 && mkdir -p $dir && : >$dir/lwk.lock &&
-		printf 'job %s\nready\n' $gone >$dir/lwk.state" || fail "cannot plant $dir on node2"
-	defer on_node node2 rm -rf "$dir"
-	jid=$(sbatch --parsable -N1 -w node2 --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/gone.out" \
+	on_node ${NODE2} bash -c "umask 077 && mkdir -p $dir && : >$dir/lwk.lock &&
+		printf 'job %s\nready\n' $gone >$dir/lwk.state" || fail "cannot plant $dir on ${NODE2}"
+	defer on_node ${NODE2} rm -rf "$dir"
+	jid=$(sbatch --parsable -N1 -w ${NODE2} --exclusive --lwk=os=1 --no-requeue -o "$LWK_WORK/gone.out" \
 		--wrap 'echo the job ran') || fail "sbatch --lwk failed"
 	defer scancel "$jid"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] ||
 		fail "job $jid ended $job_state next to the leftover of gone job $gone: $(cat "$LWK_WORK/gone.out")"
 	assert_grep "the job ran" "$LWK_WORK/gone.out" "job $jid's output"
-	! on_node node2 test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on node2"
-	wait_teardown node2 "$jid"
+	! on_node ${NODE2} test -e "$dir/lwk.state" || fail "the leftover of gone job $gone is still on ${NODE2}"
+	wait_teardown ${NODE2} "$jid"
 	all_nodes_usable
 }
 
@@ -882,16 +882,16 @@ test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
 # REASON (an ERE) in its output, node2 stay usable, nothing stay behind.
 assert_batch_fails_with() {
 	local reason=$1 jid
-	jid=$(sbatch --parsable -N1 -w node2 --lwk --no-requeue -o "$LWK_WORK/place.out" \
+	jid=$(sbatch --parsable -N1 -w ${NODE2} --lwk --no-requeue -o "$LWK_WORK/place.out" \
 		--wrap 'echo the job ran') || fail "sbatch failed"
 	defer scancel "$jid"
 	wait_job "$jid"
 	echo "$jid" >"$LWK_WORK/place.jid"
-	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED: $(cat "$LWK_WORK/place.out" 2>&1) $(sinfo -h -N -n node2 -o '%N %t %E')"
+	[ "$job_state" = FAILED ] || fail "job $jid ended $job_state, expected FAILED: $(cat "$LWK_WORK/place.out" 2>&1) $(sinfo -h -N -n ${NODE2} -o '%N %t %E')"
 	assert_grep "$reason" "$LWK_WORK/place.out" "job $jid's output"
 	assert_no_grep "the job ran" "$LWK_WORK/place.out" "job $jid's output"
 	all_nodes_usable
-	wait_teardown node2 "$jid"
+	wait_teardown ${NODE2} "$jid"
 }
 
 test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
@@ -900,27 +900,27 @@ test_a_cgroup_root_without_cgroups_fails_the_batch_job_not_the_node() {
 	mkdir -p "$dir"
 	cp "$conf" "$LWK_WORK/plugstack.orig"
 	defer cp "$LWK_WORK/plugstack.orig" "$conf"
-	defer scontrol update nodename=node2 state=resume
+	defer scontrol update nodename=${NODE2} state=resume
 	sed -i "/^[^#]*lwk[.]so/s|\$| cgroup_root=$dir|" "$conf"
-	assert_batch_fails_with "^lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under $dir on node2"
+	assert_batch_fails_with "^lwk: --lwk: no cgroup v2 or v1 cpuset hierarchy under $dir on ${NODE2}"
 }
 
 # The issue's example: cgroup v1, proctrack/cgroup, ConstrainCores=no.
 test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
 	need_own_cluster 'cgroup.conf'
 	slurm_job_cgroups || skip "needs Slurm's job cgroups (the host cluster with LWK_DEVCLUSTER_CGROUP=1)"
-	on_node node2 test -d /sys/fs/cgroup/cpuset ||
+	on_node ${NODE2} test -d /sys/fs/cgroup/cpuset ||
 		skip "cgroup v2: the step's cgroup takes a cpuset whatever ConstrainCores says"
 	local cg=$LWK_DEV_DIR/cgroup.conf
 	[ -f "$cg" ] && grep -q '^ConstrainCores=yes' "$cg" || skip "no cgroup.conf with ConstrainCores=yes in $LWK_DEV_DIR to edit"
 	cp "$cg" "$LWK_WORK/cgroup.orig"
 	defer scontrol reconfigure
 	defer cp "$LWK_WORK/cgroup.orig" "$cg"
-	defer scontrol update nodename=node2 state=resume
+	defer scontrol update nodename=${NODE2} state=resume
 	sed -i 's/^ConstrainCores=yes/ConstrainCores=no/' "$cg"
 	scontrol reconfigure || fail "scontrol reconfigure failed"
 	sleep 2
-	assert_batch_fails_with "^lwk: --lwk: Slurm's cgroups of job [0-9]+ on node2 have no cpuset of the step \(cgroup.conf ConstrainCores=no\?\)"
+	assert_batch_fails_with "^lwk: --lwk: Slurm's cgroups of job [0-9]+ on ${NODE2} have no cpuset of the step \(cgroup.conf ConstrainCores=no\?\)"
 	cp "$LWK_WORK/cgroup.orig" "$cg"
 	scontrol reconfigure
 }
@@ -933,24 +933,24 @@ test_constraincores_no_on_cgroup_v1_fails_the_batch_job_not_the_node() {
 # fails, the node stays usable and nothing is left.
 test_mem_beyond_what_the_os_node_can_spare_is_refused_with_the_numbers() {
 	local before total free floor ask left
-	read -r total free < <(on_node node1 awk '/MemTotal:/ {t = int($4 / 1024)} /MemFree:/ {f = int($4 / 1024)} END {print t, f}' \
+	read -r total free < <(on_node ${NODE1} awk '/MemTotal:/ {t = int($4 / 1024)} /MemFree:/ {f = int($4 / 1024)} END {print t, f}' \
 		/sys/devices/system/node/node0/meminfo)
 	floor=$((total / 32 > 256 ? total / 32 : 256))
-	[ "$free" -gt "$floor" ] || skip "node 0 of node1 has ${free}M free, less than the ${floor}M floor"
+	[ "$free" -gt "$floor" ] || skip "node 0 of ${NODE1} has ${free}M free, less than the ${floor}M floor"
 	# Half the floor above what is available, half below what is free:
 	# room for the node's free memory to move while the job starts.
 	ask=$(((free - floor / 2) / 2 * 2))
-	before=$(node_snapshot node1)
-	run_expect_fail "$LWK_WORK/err" srun -N1 -w node1 --lwk=numa=0,mem=${ask}M true
+	before=$(node_snapshot ${NODE1})
+	run_expect_fail "$LWK_WORK/err" srun -N1 -w ${NODE1} --lwk=numa=0,mem=${ask}M true
 	assert_grep "lwk: --lwk: mem= asks ${ask}M of hugepages on NUMA node 0, where the OS runs: it has [0-9]+M free and keeps ${floor}M of it for the system, so [0-9]+M is available; ask for less memory \(mem=\)" \
 		"$LWK_WORK/err"
 	all_nodes_usable
-	[ "$(node_snapshot node1)" = "$before" ] || fail "the refused job changed IRQs or hugepages on node1"
+	[ "$(node_snapshot ${NODE1})" = "$before" ] || fail "the refused job changed IRQs or hugepages on ${NODE1}"
 	# Per-job state (numbered directories, casas records); the node's own
 	# casas directory, made by an earlier --contention-aware job, stays.
-	left=$(on_node node1 bash -c "ls $LWK_STATE_DIR/node1 $LWK_STATE_DIR/node1/casas 2>/dev/null" |
+	left=$(on_node ${NODE1} bash -c "ls $LWK_STATE_DIR/${NODE1} $LWK_STATE_DIR/${NODE1}/casas 2>/dev/null" |
 		grep -E '^[0-9]+$' || true)
-	[ -z "$left" ] || fail "state left on node1: $left"
+	[ -z "$left" ] || fail "state left on ${NODE1}: $left"
 }
 
 # Where Slurm limits the job's memory (Slurm's cgroups, ConstrainRAMSpace),
@@ -968,13 +968,13 @@ p=$(sed -E "s|/step_[^/]*(/.*)?$||" <<<"$p")
 if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cat "/sys/fs/cgroup$p/memory.max"
 else cat "/sys/fs/cgroup/memory$p/memory.limit_in_bytes"; fi
 SH
-	jid=$(sbatch --parsable -N1 -w node1 --exclusive --mem=1000M -o "$LWK_WORK/base.out" \
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --exclusive --mem=1000M -o "$LWK_WORK/base.out" \
 		--wrap "srun bash $LWK_WORK/memlimit.sh") || fail "sbatch failed"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/base.out")"
 	base=$(sed -n 2p "$LWK_WORK/base.out")
 	[[ $base =~ ^[0-9]{1,18}$ ]] || skip "Slurm sets no memory limit on the job here ($base): nothing to charge"
-	jid=$(sbatch --parsable -N1 -w node1 --mem=1000M --lwk=mem=64M -o "$LWK_WORK/charge.out" \
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --mem=1000M --lwk=mem=64M -o "$LWK_WORK/charge.out" \
 		--wrap "srun bash $LWK_WORK/memlimit.sh") || fail "sbatch failed"
 	wait_job "$jid"
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/charge.out")"

@@ -16,7 +16,7 @@ ON_NODE_SECONDS=$(wait_bound)
 
 # The node the tests share: not node1, where the guests run slurmctld.
 casas_node() {
-	if [ "$LWK_NODES" -ge 2 ]; then echo node2; else echo node1; fi
+	if [ "$LWK_NODES" -ge 2 ]; then echo ${NODE2}; else echo ${NODE1}; fi
 }
 
 need_cosched() {
@@ -567,8 +567,11 @@ test_a_job_between_steps_keeps_its_record_when_another_arrives() {
 		'' | 0\ * | 1\ *) fail "job $b's re-plan left out job $a, allocated between two steps: split=$split$(job_story "$a" "$node")" ;;
 		esac
 	fi
-	# The sweep slurmd runs when it starts, by hand.
-	out=$(on_node "$node" "$(sweep_tool)" --plugstack "$LWK_DEV_DIR/plugstack.conf" --node "$node" 2>&1) ||
+	# The sweep slurmd runs when it starts, by hand (on a site's cluster
+	# lwk-sweep finds its configuration as Slurm's commands do).
+	local ps=()
+	[ -z "$LWK_DEV_DIR" ] || ps=(--plugstack "$LWK_DEV_DIR/plugstack.conf")
+	out=$(on_node "$node" "$(sweep_tool)" "${ps[@]}" --node "$node" 2>&1) ||
 		fail "lwk-sweep failed: $out"
 	on_node "$node" test -e "$rec" ||
 		fail "lwk-sweep dropped the record of job $a, allocated between two steps: $out$(job_story "$a" "$node")"

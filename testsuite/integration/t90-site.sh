@@ -15,7 +15,7 @@ need_config() {
 
 # The last node: a compute node other than the controller on the guests.
 last_node() {
-	echo "node$LWK_NODES"
+	node_n "$LWK_NODES"
 }
 
 # sacct_line JID: "State|ExitCode" of the job's allocation, once
