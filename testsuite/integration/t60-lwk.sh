@@ -379,6 +379,28 @@ test_the_app_cores_and_memory_follow_numa() {
 		fail "numa=1: App CPUs $app (allowed $cpus), node 1 has $(tail -1 "$LWK_WORK/numa.out")"
 }
 
+# --mem-bind is Slurm's, within the App memory nodes: "local" binds to
+# them; a node outside them is refused by the kernel (libnuma says
+# "set_mempolicy: Invalid argument") and the task runs, its memory on
+# the App nodes all the same.
+test_mem_bind_stays_within_the_app_memory_nodes() {
+	local nodes jid show='grep Mems_allowed_list /proc/self/status; grep -m1 " heap " /proc/self/numa_maps'
+	nodes=$(on_node ${NODE1} bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
+	[ "$nodes" -ge 2 ] || skip "${NODE1} has $nodes NUMA node(s); the guest cluster has 2"
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=numa=1 -o "$LWK_WORK/membind.out" \
+		--wrap "srun --mem-bind=local bash -c '$show'; echo outside; srun --mem-bind=map_mem:0 bash -c '$show'") ||
+		fail "sbatch failed"
+	wait_job "$jid"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/membind.out")"
+	sed '/^outside$/q' "$LWK_WORK/membind.out" >"$LWK_WORK/membind.local"
+	sed '1,/^outside$/d' "$LWK_WORK/membind.out" >"$LWK_WORK/membind.map0"
+	assert_grep "Mems_allowed_list:[[:space:]]+1$" "$LWK_WORK/membind.local" "--mem-bind=local"
+	assert_grep " bind:1 heap " "$LWK_WORK/membind.local" "--mem-bind=local"
+	assert_grep "Mems_allowed_list:[[:space:]]+1$" "$LWK_WORK/membind.map0" "--mem-bind=map_mem:0"
+	assert_grep " heap .* N1=" "$LWK_WORK/membind.map0" "--mem-bind=map_mem:0"
+	assert_no_grep " heap .* N0=" "$LWK_WORK/membind.map0" "--mem-bind=map_mem:0"
+}
+
 # The held job's task, by a duration no other process on the machine
 # uses (other dev clusters on this host may run a "sleep 300").
 held_sleep=300.$$
