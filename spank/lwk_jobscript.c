@@ -182,12 +182,15 @@ int lwk_jobscript_epilog(spank_t sp)
 		slurm_info("lwk: job %u on %s: removed the empty cgroups a killed slurmstepd left", job,
 			   node);
 	log_lines(job, node, log);
+	step[EP_CGROUPS] = seconds_since(&t0);
 	/* Once more, what the teardown could not undo: the processes a
 	 * killed slurmstepd left, still exiting then, have had the steps
-	 * above to be gone (the slurmd log says what held them). */
-	if (torn < 0)
+	 * above to be gone (the slurmd log says what held them).  At most
+	 * its deadline again (LWK_CLEAR_WAIT_S). */
+	if (torn < 0) {
 		teardown_logged(job, node);
-	step[EP_CGROUPS] = seconds_since(&t0);
+		step[EP_TEARDOWN] += seconds_since(&t0);
+	}
 	log_epilog_time(job, node, step);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +42,15 @@ static int rmdir_tree(const char *dir, int depth)
 	return rmdir(dir) && errno != ENOENT ? -1 : 0;
 }
 
-/* What still holds the tree that could not be removed, for the log:
- * its first pid listed and that process's state ("D" is a task stuck in
- * the kernel, which no signal ends). */
-static void say_what_holds(const char *dir, int err, char *why, size_t whylen)
+/* The first pid listed in cgroup.procs at dir or below it (depth-first,
+ * as deep as kill_tree goes), or 0. */
+static long first_pid(const char *dir, int depth)
 {
-	char p[1300], stat[512] = "";
+	char p[1500];
 	long pid = 0;
+	struct dirent *e;
 	FILE *f;
+	DIR *d;
 
 	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
 	f = fopen(p, "re");
@@ -57,48 +59,85 @@ static void say_what_holds(const char *dir, int err, char *why, size_t whylen)
 			pid = 0;
 		fclose(f);
 	}
-	if (pid > 0) {
-		snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
-		f = fopen(p, "re");
-		if (f) {
-			if (!fgets(stat, sizeof(stat), f))
-				stat[0] = '\0';
-			fclose(f);
+	d = pid > 0 || depth > 8 ? NULL : opendir(dir);
+	while (d && pid <= 0 && (e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' && strlen(dir) + strlen(e->d_name) < 1200) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			pid = first_pid(p, depth + 1);
 		}
-		stat[strcspn(stat, "\n")] = '\0';
-		snprintf(why, whylen, "process %.300s still in it", stat[0] ? stat : "(gone)");
-	} else {
-		snprintf(why, whylen, "rmdir: %s", strerror(err));
-	}
+	if (d)
+		closedir(d);
+	return pid;
 }
 
-static double seconds_since(const struct timespec *t0)
+/* What still holds the tree that could not be removed, for the log: a
+ * pid in it, its command (the user's to name: what is not printable is
+ * shown as '?') and its state ("D" is a task stuck in the kernel, which
+ * no signal ends). */
+static void say_what_holds(const struct lwk_node_roots *r, const char *dir, int err,
+			   struct lwk_part_clear *c)
+{
+	char p[600], stat[512] = "", comm[64] = "?", state = '?';
+	long pid = first_pid(dir, 0);
+	FILE *f;
+
+	if (pid <= 0) {
+		snprintf(c->why, sizeof(c->why), "rmdir: %s", strerror(err));
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/%ld/stat", r->proc, pid);
+	f = fopen(p, "re");
+	if (f) {
+		if (!fgets(stat, sizeof(stat), f))
+			stat[0] = '\0';
+		fclose(f);
+	}
+	{
+		char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+
+		if (open && close && close > open) {
+			size_t n = (size_t)(close - open - 1);
+
+			n = n < sizeof(comm) - 1 ? n : sizeof(comm) - 1;
+			for (size_t i = 0; i < n; i++)
+				comm[i] = open[1 + i] >= 0x20 && open[1 + i] < 0x7f ? open[1 + i] : '?';
+			comm[n] = '\0';
+			state = close[1] == ' ' && close[2] ? close[2] : '?';
+		}
+	}
+	snprintf(c->why, sizeof(c->why), "process %ld (%s) in state %c still in it", pid, comm, state);
+}
+
+static bool past(const struct timespec *deadline)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+	return t.tv_sec > deadline->tv_sec ||
+	       (t.tv_sec == deadline->tv_sec && t.tv_nsec >= deadline->tv_nsec);
 }
 
-/* Kill what is left in a cgroup tree, wait (up to LWK_CLEAR_WAIT_S) for
- * it to be empty, and remove it.  Returns how many processes were
- * killed, or -1 when the tree could not be removed (why says what holds
- * it). */
+void lwk_part_clear_start(struct lwk_part_clear *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	c->deadline.tv_sec += LWK_CLEAR_WAIT_S;
+	c->why[0] = '\0';
+}
+
 int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const char *controller,
-			const char *path, char *why, size_t whylen)
+			const char *path, struct lwk_part_clear *c)
 {
 	char dir[1200];
 	int killed = 0, err = 0;
-	struct timespec t0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(dir, sizeof(dir), "%s%s", hier, path);
 	/* A killed process stays listed in the cgroup while it exits, and
 	 * rmdir fails with EBUSY until it is gone, though no process is
-	 * left to signal.  The bound is in time, not rounds: each round
-	 * reads the whole tree, which costs an emulated node tens of
-	 * milliseconds, and a loaded node's exits take seconds. */
-	while (seconds_since(&t0) < LWK_CLEAR_WAIT_S) {
+	 * left to signal.  The bound is in time, one for the whole
+	 * teardown, not rounds: each round reads the whole tree, which
+	 * costs an emulated node tens of milliseconds, and a loaded node's
+	 * exits take seconds.  Each tree is tried at least once. */
+	do {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 		int n = kill_tree(r, hier, controller, path);
 
@@ -112,15 +151,14 @@ int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const 
 				break;
 		}
 		nanosleep(&t, NULL);
-	}
-	if (why && whylen)
-		say_what_holds(dir, err ? err : EBUSY, why, whylen);
+	} while (!past(&c->deadline));
+	say_what_holds(r, dir, err ? err : EBUSY, c);
 	return -1;
 }
 
 /* The own cgroups the state records, removed deepest first. */
 int lwk_part_remove_own_cgroups(const struct lwk_node_roots *r, const char *state, char *log,
-				size_t loglen, struct lwk_part_remains *k)
+				size_t loglen, struct lwk_part_remains *k, struct lwk_part_clear *c)
 {
 	const char *line = state;
 	char paths[16][800];
@@ -151,7 +189,7 @@ int lwk_part_remove_own_cgroups(const struct lwk_node_roots *r, const char *stat
 				 cg.version == LWK_CGROUP_V1 ? "/cpuset" : "");
 			if (lwk_part_clear_tree(r, hier,
 						cg.version == LWK_CGROUP_V1 ? "cpuset" : NULL,
-						cg.path, NULL, 0) > 0)
+						cg.path, c) > 0)
 				lwk_log_append(log, loglen, "killed what was left in %s", cg.path);
 		}
 		if (lwk_cgroup_remove(&cg, err, sizeof(err))) {

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lwk/part.h"
 #include "node/cgroup.h"
@@ -80,20 +81,32 @@ void lwk_part_keep(struct lwk_part_remains *k, bool failed, const char *fmt, ...
 
 /* ---- owncgroup.c ---- */
 
-/* How long a teardown waits for the processes it killed in a cgroup tree
- * to be gone: an emulated node under load took over 3 s. */
-#define LWK_CLEAR_WAIT_S 5.0
+/* How long a teardown waits, for all the cgroup trees it removes, for
+ * the processes it killed there to be gone: an emulated node under load
+ * took over 3 s. */
+#define LWK_CLEAR_WAIT_S 5
 
-/* Kill what is left in a cgroup tree, wait for it to be empty, remove
- * it: how many processes were killed, or -1 when it is still there
- * (why, when not NULL, says what holds it). */
+/* A teardown's removal of cgroup trees: its deadline, and what held the
+ * last tree that could not be removed. */
+struct lwk_part_clear {
+	struct timespec deadline;
+	char why[400];
+};
+
+/* The deadline set, LWK_CLEAR_WAIT_S from now. */
+void lwk_part_clear_start(struct lwk_part_clear *c);
+
+/* Kill what is left in a cgroup tree, wait (until c's deadline, at
+ * least one try) for it to be empty, remove it: how many processes
+ * were killed, or -1 when it is still there (c->why says what holds
+ * it). */
 int lwk_part_clear_tree(const struct lwk_node_roots *r, const char *hier, const char *controller,
-			const char *path, char *why, size_t whylen);
+			const char *path, struct lwk_part_clear *c);
 
 /* The own cgroups the state records ("cgroup" lines), killed in and
  * removed deepest first; what could not be goes to k.  0 or -1. */
 int lwk_part_remove_own_cgroups(const struct lwk_node_roots *r, const char *state, char *log,
-				size_t loglen, struct lwk_part_remains *k);
+				size_t loglen, struct lwk_part_remains *k, struct lwk_part_clear *c);
 
 /* The plugin's own cgroup for a role, made (each level) and recorded. */
 int lwk_part_own_cgroup(const struct lwk_node_roots *r, const struct lwk_part *p,

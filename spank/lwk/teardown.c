@@ -22,7 +22,8 @@
  * in on 26.05: lwk_part_is_job_cgroup) is touched.
  */
 static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, const char *state,
-			      char *log, size_t loglen, struct lwk_part_remains *k)
+			      char *log, size_t loglen, struct lwk_part_remains *k,
+			      struct lwk_part_clear *c)
 {
 	static const char *const v1[] = { "cpuset", "memory", "freezer", "cpu", "cpuacct",
 					  "devices", "hugetlb", "pids" };
@@ -38,26 +39,25 @@ static void clear_job_cgroups(const struct lwk_node_roots *r, uint32_t job, cons
 			path[len - 6] = '\0';
 			if (path[0] == '/' && !strstr(path, "/..") && lwk_part_is_job_cgroup(path, job)) {
 				bool left = false;
-				char why[400] = "";
 
-				/* v1: once one hierarchy is held, the others are
-				 * by the same process; the kept line has the next
-				 * teardown try them all. */
-				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1) && !left; i++) {
+				/* v1: every hierarchy, each killed in (a process
+				 * may sit deeper in one than in another); they
+				 * share the teardown's deadline. */
+				for (size_t i = 0; i < (v == LWK_CGROUP_V1 ? 8 : 1); i++) {
 					int killed;
 
 					snprintf(hier, sizeof(hier), "%s%s%s", r->cgroup_root,
 						 v == LWK_CGROUP_V1 ? "/" : "", v == LWK_CGROUP_V1 ? v1[i] : "");
 					killed = lwk_part_clear_tree(r, hier,
 								     v == LWK_CGROUP_V1 ? v1[i] : NULL,
-								     path, why, sizeof(why));
+								     path, c);
 					left |= killed < 0;
 					if (killed > 0)
 						lwk_log_append(log, loglen, "killed %d process(es) a dead slurmstepd left in %s",
 						      killed, path);
 				}
 				if (left) {
-					lwk_log_append(log, loglen, "cannot remove %s yet: %s", path, why);
+					lwk_log_append(log, loglen, "cannot remove %s yet: %s", path, c->why);
 					lwk_part_keep(k, true, "jobcg %s\n", path);
 				}
 			}
@@ -229,8 +229,11 @@ int lwk_part_undo(const struct lwk_node_roots *r, uint32_t job, const char *stat
 		lwk_part_keep(k, false, "mcexec %s\n", p.mcexec);
 	/* First what still runs (mcexec holds McKernel busy). */
 	if (kill) {
-		lwk_part_remove_own_cgroups(r, state, log, loglen, k);
-		clear_job_cgroups(r, job, state, log, loglen, k);
+		struct lwk_part_clear c;
+
+		lwk_part_clear_start(&c);
+		lwk_part_remove_own_cgroups(r, state, log, loglen, k, &c);
+		clear_job_cgroups(r, job, state, log, loglen, k, &c);
 	} else {
 		keep_cgroup_lines(state, k);
 	}

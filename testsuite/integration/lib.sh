@@ -30,14 +30,14 @@ LWK_HERE=$(hostname -s)
 # The nodes the tests use, by number: node1, node2, node3 on an owned
 # cluster (the dev cluster's and the guests' names); on a site's, those
 # LWK_TEST_NODES lists (comma-separated), else the cluster's nodes in
-# order.  Tests name them $NODE1.. or node_n N.
+# order.  Tests name them $NODE1.. or node_n N.  (The runner picks a
+# site's: testsuite/integration/run.)
 if [ "${LWK_PRIVATE:-0}" = 1 ]; then
 	lwk_nodes=(node1 node2 node3)
-elif [ -n "${LWK_TEST_NODES:-}" ]; then
-	IFS=, read -ra lwk_nodes <<<"$LWK_TEST_NODES"
 else
-	mapfile -t lwk_nodes < <(sinfo -h -N -o '%N' | sort -uV)
+	IFS=, read -ra lwk_nodes <<<"${LWK_TEST_NODES:-}"
 fi
+lwk_nodes=("${lwk_nodes[@]:0:${LWK_NODES:-3}}")
 node_n() {
 	echo "${lwk_nodes[$(($1 - 1))]:-node$1}"
 }
@@ -198,10 +198,13 @@ daemon_log() {
 	if [[ $file == *%h* ]]; then
 		file=${file//%h/$(scontrol show node "$node" | sed -n 's/.* NodeHostName=\([^ ]*\).*/\1/p')}
 	fi
+	# What this run can have logged: the file's last 64 MiB, the
+	# journal since the run began.
 	if [ -n "$file" ] && [ "$file" != "(null)" ]; then
-		on_node "$node" cat "$file" >"$out" 2>/dev/null || true
+		on_node "$node" tail -c 64M "$file" >"$out" 2>/dev/null || true
 	else
-		on_node "$node" journalctl -u "$daemon" --no-pager -q -o short-iso >"$out" 2>/dev/null || true
+		on_node "$node" journalctl -u "$daemon" --no-pager -q -o short-iso \
+			--since "${LWK_RUN_START:-today}" >"$out" 2>/dev/null || true
 	fi
 	echo "$out"
 }
@@ -214,7 +217,7 @@ slurmd_log() {
 # every_slurmd_log: the text of every node's slurmd log.
 every_slurmd_log() {
 	local n
-	for n in $(sinfo -h -N -o '%N' | sort -u); do
+	for n in "${lwk_nodes[@]}"; do
 		cat "$(slurmd_log "$n")"
 	done
 }
@@ -336,7 +339,9 @@ lwk_tool() {
 # Every node of the host's dev cluster is this machine; a guest runs it
 # through its command inbox in the shared directory (scripts/vm/guest-init);
 # a site's node through LWK_TEST_ON_NODE (default ssh in batch mode),
-# given the node's name and the command quoted for its shell.
+# given the node's name and the command quoted for bash (printf %q: the
+# node's root shell must be bash), its stdin /dev/null (ssh would read
+# the caller's: the runner's list of cleanups, a file being read).
 on_node() {
 	local node=$1 name rc deadline secs=${ON_NODE_SECONDS:-}
 	shift
@@ -348,7 +353,7 @@ on_node() {
 	fi
 	if [ -z "${LWK_GUEST_SHARE:-}" ]; then
 		# shellcheck disable=SC2086 # a command and its options
-		timeout "$secs" ${LWK_TEST_ON_NODE:-ssh -o BatchMode=yes} "$node" "$(printf '%q ' "$@")"
+		timeout "$secs" ${LWK_TEST_ON_NODE:-ssh -o BatchMode=yes} "$node" "$(printf '%q ' "$@")" </dev/null
 		return
 	fi
 	name=$LWK_GUEST_SHARE/cmd/$node/test-$$-$RANDOM
@@ -376,7 +381,9 @@ on_node() {
 await_on() {
 	local node=$1 secs=$2
 	shift 2
-	ON_NODE_SECONDS=$((secs + 30)) on_node "$node" bash "$here/await.sh" "$secs" "$@"
+	# The script's text, not its path: a site's nodes need not have
+	# the source tree.
+	ON_NODE_SECONDS=$((secs + 30)) on_node "$node" bash -c "$(cat "$here/await.sh")" await.sh "$secs" "$@"
 }
 
 # on_each_node CMD...: CMD on every node (once on the host's dev cluster);
@@ -387,7 +394,7 @@ on_each_node() {
 		"$@"
 		return
 	fi
-	for node in $(sinfo -h -N -o '%N' | sort -u); do
+	for node in "${lwk_nodes[@]}"; do
 		on_node "$node" "$@" && any=0
 	done
 	return $any

@@ -79,7 +79,8 @@ test_on_error_drain_node_leaves_no_forged_value_a_drain() {
 	need_own_cluster 'plugstack.conf (on_error=drain_node)'
 	client_without_plugin
 	# The last node: the one the fewest other tests use.
-	local name state='' conf=$LWK_PLUGSTACK node=$(node_n "$LWK_NODES")
+	local name state='' conf=$LWK_PLUGSTACK node
+	node=$(node_n "$LWK_NODES")
 	# slurmstepd reads plugstack.conf when a step starts: keep the edit
 	# until the steps have run, then put the original back.
 	cp "$conf" "$LWK_WORK/plugstack.orig"

@@ -270,16 +270,16 @@ test_files_belong_to_the_job_user_and_links_are_not_followed() {
 	user=$(make_test_user)
 	dir=$LWK_WORK/sm-user
 	mkdir -p "$dir" && chown "$user" "$dir"
-	echo untouched >"$victim"
-	defer rm -f "$victim"
+	# On the node whose sampler writes there.
+	on_node ${NODE1} sh -c 'echo untouched >"$1"' - "$victim" || fail "cannot write $victim on ${NODE1}"
+	defer on_node ${NODE1} rm -f "$victim"
 	jid=$(cd "$dir" && as_user "$user" sbatch --parsable -H -N1 -w ${NODE1} -o /dev/null \
-		--sync-monitor=interval=50ms --wrap 'sleep 1') || { rm -f "$victim"; fail "sbatch as $user failed"; }
+		--sync-monitor=interval=50ms --wrap 'sleep 1') || fail "sbatch as $user failed"
 	# The user plants a link where the sampler's file will go.
 	as_user "$user" ln -s "$victim" "$dir/syncmon-$jid-${NODE1}.jsonl"
 	scontrol release "$jid"
 	wait_job "$jid"
-	[ "$(cat "$victim")" = untouched ] || { rm -f "$victim"; fail "root wrote through the user's link"; }
-	rm -f "$victim"
+	[ "$(on_node ${NODE1} cat "$victim")" = untouched ] || fail "root wrote through the user's link"
 	f=$dir/syncmon-$jid-${NODE1}.1.jsonl
 	[ -f "$f" ] || fail "no output next to the link: $(ls -l "$dir")"
 	[ "$(stat -c %U "$f")" = "$user" ] || fail "$f belongs to $(stat -c %U "$f"), not $user"

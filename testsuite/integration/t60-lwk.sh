@@ -427,6 +427,7 @@ start_held_job() {
 # told it got a plain cpuset, and nothing exclusive is left set.
 test_the_app_cores_are_an_isolated_partition_where_the_kernel_can() {
 	local jid out app busy allowed isolated remote= i c
+	need_own_cluster "a cgroup and a busy process of its own, outside Slurm, on a node"
 	on_node ${NODE1} bash -c 'ls /sys/fs/cgroup/*/cpuset.cpus.exclusive' >/dev/null 2>&1 && remote=1
 	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk -o "$LWK_WORK/iso.out" -e "$LWK_WORK/iso.err" \
 		--wrap 'srun printenv SLURM_LWK_ISOLATION; srun printenv SLURM_LWK_ISOLATION') ||

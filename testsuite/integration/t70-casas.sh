@@ -245,7 +245,7 @@ test_two_jobs_get_disjoint_dies_and_the_one_that_scales_gets_more() {
 		fail "job $a alone holds $da dies, its curve $(rec_field "$a" ips) gives $want of $dies: $(record "$node" "$a")$(job_story "$a" "$node")"
 	if [ "$want" -lt "$dies" ]; then echo "  (job $a's curve $(rec_field "$a" ips) falls by more than 5% on its last die: it keeps $want of $dies)"; fi
 	assert_cgroup_cpus "$node" "$a"
-	assert_grep "lwk: job $b on $node: contention-aware: job $b left: re-planning the others" "$log"
+	assert_grep "lwk: job $b on $node: contention-aware: job $b left: re-planning the others" "$(slurmd_log "$node")"
 	[ ! -s "$LWK_WORK/rec.$b" ] || fetch "$node" "$b"
 	[ ! -s "$LWK_WORK/rec.$b" ] || fail "job $b's record is still on $node"
 }
@@ -601,6 +601,7 @@ plant_gone_record() {
 
 test_a_crashed_jobs_dies_are_reclaimed() {
 	local node dead=3999999 a
+	need_own_cluster "records of gone jobs forged in the plugin's state on a node"
 	need_cosched
 	node=$(casas_node)
 	plant_gone_record "$node" $dead
