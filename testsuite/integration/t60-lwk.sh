@@ -364,15 +364,26 @@ test_hugepages_are_reserved_on_the_app_nodes_and_given_back() {
 	assert_nothing_left ${NODE1} "$jid" "$before"
 }
 
-test_the_app_cores_and_memory_follow_numa() {
-	local nodes jid p app os mems role cpus allowed_mems
+# need_two_numa_nodes: skip unless node1 has two NUMA nodes or more.
+need_two_numa_nodes() {
+	local nodes
 	nodes=$(on_node ${NODE1} bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
 	[ "$nodes" -ge 2 ] || skip "${NODE1} has $nodes NUMA node(s); the guest cluster has 2"
-	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=numa=1 -o "$LWK_WORK/numa.out" \
-		--wrap "srun $(probe); cat /sys/devices/system/node/node1/cpulist") ||
-		fail "sbatch failed"
+}
+
+# numa1_job OUT SCRIPT: a job on node1 with --lwk=numa=1 running SCRIPT,
+# its output in OUT; it must complete.
+numa1_job() {
+	local jid
+	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=numa=1 -o "$1" --wrap "$2") || fail "sbatch failed"
 	wait_job "$jid"
-	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/numa.out")"
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$1")"
+}
+
+test_the_app_cores_and_memory_follow_numa() {
+	local p app os mems role cpus allowed_mems
+	need_two_numa_nodes
+	numa1_job "$LWK_WORK/numa.out" "srun $(probe); cat /sys/devices/system/node/node1/cpulist"
 	IFS='|' read -r _ app os mems role cpus allowed_mems _ < <(grep '|app|' "$LWK_WORK/numa.out")
 	[ "$mems" = 1 ] && [ "$allowed_mems" = 1 ] || fail "numa=1: memory nodes $mems, allowed $allowed_mems"
 	[ "$app" = "$(tail -1 "$LWK_WORK/numa.out")" ] && [ "$cpus" = "$app" ] ||
@@ -384,14 +395,10 @@ test_the_app_cores_and_memory_follow_numa() {
 # "set_mempolicy: Invalid argument") and the task runs, its memory on
 # the App nodes all the same.
 test_mem_bind_stays_within_the_app_memory_nodes() {
-	local nodes jid show='grep Mems_allowed_list /proc/self/status; grep -m1 " heap " /proc/self/numa_maps'
-	nodes=$(on_node ${NODE1} bash -c 'ls -d /sys/devices/system/node/node[0-9]* | wc -l')
-	[ "$nodes" -ge 2 ] || skip "${NODE1} has $nodes NUMA node(s); the guest cluster has 2"
-	jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk=numa=1 -o "$LWK_WORK/membind.out" \
-		--wrap "srun --mem-bind=local bash -c '$show'; echo outside; srun --mem-bind=map_mem:0 bash -c '$show'") ||
-		fail "sbatch failed"
-	wait_job "$jid"
-	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$LWK_WORK/membind.out")"
+	local show='grep Mems_allowed_list /proc/self/status; grep -m1 " heap " /proc/self/numa_maps'
+	need_two_numa_nodes
+	numa1_job "$LWK_WORK/membind.out" \
+		"srun --mem-bind=local bash -c '$show'; echo outside; srun --mem-bind=map_mem:0 bash -c '$show'"
 	sed '/^outside$/q' "$LWK_WORK/membind.out" >"$LWK_WORK/membind.local"
 	sed '1,/^outside$/d' "$LWK_WORK/membind.out" >"$LWK_WORK/membind.map0"
 	assert_grep "Mems_allowed_list:[[:space:]]+1$" "$LWK_WORK/membind.local" "--mem-bind=local"

@@ -140,6 +140,16 @@ START_TEST(a_key_is_read_as_slurm_reads_it)
 }
 END_TEST
 
+/* A slurm.conf and the cgroup.conf beside it, in a tree of their own;
+ * conf gets slurm.conf's path. */
+static void conf_pair(char *conf, size_t len, const char *slurm, const char *cgroup)
+{
+	tree_make("slurmconf");
+	snprintf(conf, len, "%s/slurm.conf", tree_root);
+	tree_put("slurm.conf", slurm);
+	tree_put("cgroup.conf", cgroup);
+}
+
 /* --contention-aware's settings: task/cgroup in TaskPlugin and
  * ConstrainCores=yes in the cgroup.conf beside slurm.conf; each
  * problem names the setting and the file. */
@@ -147,10 +157,7 @@ START_TEST(contention_aware_needs_task_cgroup_and_constraincores)
 {
 	char conf[4200], why[1200];
 
-	tree_make("slurmconf");
-	snprintf(conf, sizeof(conf), "%s/slurm.conf", tree_root);
-	tree_put("slurm.conf", "TaskPlugin=task/affinity\n");
-	tree_put("cgroup.conf", "ConstrainCores=yes\n");
+	conf_pair(conf, sizeof(conf), "TaskPlugin=task/affinity\n", "ConstrainCores=yes\n");
 	ck_assert_int_eq(lwk_casas_conf_problem(conf, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "TaskPlugin=task/affinity: task/cgroup is needed"));
 	tree_put("slurm.conf", "TaskPlugin=task/cgroup,task/affinity\n");
@@ -181,10 +188,7 @@ START_TEST(ignoresystemd_is_named_where_systemd_runs)
 {
 	char conf[4200], why[1200];
 
-	tree_make("slurmconf");
-	snprintf(conf, sizeof(conf), "%s/slurm.conf", tree_root);
-	tree_put("slurm.conf", "TaskPlugin=task/cgroup\n");
-	tree_put("cgroup.conf", "CgroupPlugin=cgroup/v2\nIgnoreSystemd=Yes\n");
+	conf_pair(conf, sizeof(conf), "TaskPlugin=task/cgroup\n", "CgroupPlugin=cgroup/v2\nIgnoreSystemd=Yes\n");
 	ck_assert_int_eq(lwk_systemd_conf_problem(conf, true, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "cgroup.conf has IgnoreSystemd=Yes while systemd manages this node"));
 	ck_assert_int_eq(lwk_systemd_conf_problem(conf, false, why, sizeof(why)), 0);
