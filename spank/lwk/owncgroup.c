@@ -105,7 +105,9 @@ static void say_what_holds(const struct lwk_node_roots *r, const char *dir, int 
 			state = close[1] == ' ' && close[2] ? close[2] : '?';
 		}
 	}
-	snprintf(c->why, sizeof(c->why), "process %ld (%s) in state %c still in it", pid, comm, state);
+	/* A refusal other than "busy" is said too: it is why. */
+	snprintf(c->why, sizeof(c->why), "process %ld (%s) in state %c still in it%s%s", pid, comm,
+		 state, err != EBUSY ? "; rmdir: " : "", err != EBUSY ? strerror(err) : "");
 }
 
 static bool past(const struct timespec *deadline)

@@ -29,18 +29,21 @@ LWK_HERE=$(hostname -s)
 
 # The nodes the tests use, by number: node1, node2, node3 on an owned
 # cluster (the dev cluster's and the guests' names); on a site's, those
-# LWK_TEST_NODES lists (comma-separated), else the cluster's nodes in
-# order.  Tests name them $NODE1.. or node_n N.  (The runner picks a
-# site's: testsuite/integration/run.)
+# of the partition it names (LWK_TEST_NODES, set by the runner), in
+# order, and no other: a number past them names none.  Tests name them
+# $NODE1.. or node_n N.
 if [ "${LWK_PRIVATE:-0}" = 1 ]; then
 	lwk_nodes=(node1 node2 node3)
+	lwk_nodes=("${lwk_nodes[@]:0:${LWK_NODES:-3}}")
+	node_n() {
+		echo "${lwk_nodes[$(($1 - 1))]:-node$1}"
+	}
 else
 	IFS=, read -ra lwk_nodes <<<"${LWK_TEST_NODES:-}"
+	node_n() {
+		echo "${lwk_nodes[$(($1 - 1))]:-}"
+	}
 fi
-lwk_nodes=("${lwk_nodes[@]:0:${LWK_NODES:-3}}")
-node_n() {
-	echo "${lwk_nodes[$(($1 - 1))]:-node$1}"
-}
 export NODE1 NODE2 NODE3
 NODE1=$(node_n 1) NODE2=$(node_n 2) NODE3=$(node_n 3)
 
@@ -243,6 +246,14 @@ slurm_cgroups() {
 	[ "$(scontrol show config | grep -c '^ProctrackType *= proctrack/cgroup')" != 0 ]
 }
 
+# need_policy_routing: skip where the run sends every job to a partition
+# (a site's test partition that is not its default): the policy routes
+# a --contention-aware job without --partition to its co-scheduling one.
+need_policy_routing() {
+	[ -z "${SBATCH_PARTITION:-}" ] ||
+		skip "sends a --contention-aware job without --partition to the policy's routing; the run gives every job one (LWK_TEST_PARTITION=$LWK_TEST_PARTITION is not the default partition)"
+}
+
 # need_own_cluster WHAT: skip on a cluster the runner does not own (a
 # site's): the test changes WHAT (its configuration, a daemon), which a
 # site does on a cluster of its own for testing, not on production.
@@ -288,7 +299,7 @@ with_plugstack() {
 
 all_nodes_usable() {
 	local bad
-	bad=$(sinfo -h -N -o '%N %t' | grep -vE ' (idle|mix|alloc|comp|plnd)$' || true)
+	bad=$(sinfo -h -N ${LWK_TEST_PARTITION:+-p "$LWK_TEST_PARTITION"} -o '%N %t' | grep -vE ' (idle|mix|alloc|comp|plnd)$' || true)
 	[ -z "$bad" ] || fail "nodes not usable: $bad"
 }
 

@@ -25,6 +25,7 @@ test_a_flag_without_value_means_defaults() {
 }
 
 test_batch_script_and_its_steps_see_the_values() {
+	need_policy_routing
 	local n=$LWK_NODES jid
 	jid=$(sbatch --parsable -N "$n" -o "$LWK_WORK/batch.out" --contention-aware=min_dies=2,probe=1s \
 		--wrap "echo batch:\$SLURM_CASAS_REQUEST; srun -N $n bash -c 'echo step:\$SLURMD_NODENAME:\$SLURM_CASAS_REQUEST'") ||

@@ -147,6 +147,7 @@ test_what_cannot_be_placed_is_refused_with_the_nearest_valid_request() {
 }
 
 test_contention_aware_jobs_go_to_the_coscheduling_partition() {
+	need_policy_routing
 	need_policy_partitions
 	local jid name
 	jid=$(sbatch --parsable -H --contention-aware -o /dev/null --wrap true) || fail "sbatch failed"
@@ -247,6 +248,7 @@ test_options_exported_in_the_environment_are_judged_too() {
 # A refused scontrol update: Slurm 22.05 drops the user message of
 # job_modify (23.02 and later pass it on), so the log names the rule.
 test_scontrol_update_cannot_move_option_jobs_across_the_coscheduling_line() {
+	need_policy_routing
 	need_policy_partitions
 	local jid
 	jid=$(sbatch --parsable -H -p dies --lwk=os=1 -o /dev/null --wrap true) || fail "sbatch failed"

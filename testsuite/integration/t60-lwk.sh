@@ -883,6 +883,7 @@ test_a_second_lwk_batch_step_on_a_partitioned_node_fails_the_job_not_the_node() 
 # that could not finish, a slurmd started before the plugin was
 # configured) is swept by the next --lwk job, which runs.
 test_a_gone_jobs_leftover_is_swept_not_a_refusal() {
+	need_own_cluster "a forged state of a gone job in the plugin's state on a node"
 	[ "$(id -u)" = 0 ] || skip "plants a root-owned state of another job: needs root"
 	local gone jid dir
 	gone=$(sbatch --parsable --wait -N1 -n1 -w ${NODE1} -o /dev/null --wrap true) || fail "sbatch failed"
