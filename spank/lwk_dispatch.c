@@ -57,6 +57,7 @@
 #include "common/slurmconf.h"
 #include "node/cgroup.h"
 #include "node/nodename.h"
+#include "node/procfs.h"
 #include "syncmon/control.h"
 
 SPANK_PLUGIN(lwk, 1);
@@ -173,12 +174,36 @@ static void systemd_conf_check(const char *node, const char *conf)
 			    "IgnoreSystemd=no", why, node);
 }
 
+/*
+ * And cgroup v2 delegation: Slurm has made its scope for the steps by the
+ * time slurmd calls its plugins (cgroup_g_init before spank_slurmd_init
+ * in _slurmd_init, slurm-22-05-11-1 to slurm-26-05-3-1), slurmd is in
+ * it or beside it (a unit of the same slice), and what slurmd's cgroup
+ * is offered its neighbours are too.  Slurm itself refuses to start only
+ * when it constrains cores.
+ */
+static void delegation_check(const char *node)
+{
+	char text[8192], dir[4700], why[1300];
+
+	if (lwk_cgroup_detect(lwk_cfg.cgroup_root) != LWK_CGROUP_V2)
+		return;
+	lwk_cgroup_text_read("/proc/self/cgroup", text, sizeof(text));
+	if (!lwk_cgroup_v2_dir(text, lwk_cfg.cgroup_root, dir, sizeof(dir)) &&
+	    lwk_cgroup_lacks_cpuset(dir, why, sizeof(why)))
+		slurm_error("lwk: %s, slurmd's cgroup on %s: --lwk steps will be refused and "
+			    "--contention-aware jobs run unsplit; give slurmd's unit Delegate=yes "
+			    "(slurmd.service of Debian and SchedMD has it), or on a node in a container "
+			    "a cgroup with the cpuset controller", why, node);
+}
+
 /* slurmd's configuration, checked once as it starts. */
 static void conf_check(const char *node)
 {
 	static const char *const cands[] = { LWK_SLURM_CONF_DEFAULT, LWK_SLURM_CONF_CONFIGLESS, NULL };
 	char conf[4096];
 
+	delegation_check(node);
 	if (lwk_slurm_conf_find(getenv("SLURM_CONF"), cands, conf, sizeof(conf)))
 		return;
 	if (lwk_cfg.offer_casas)

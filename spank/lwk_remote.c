@@ -146,15 +146,8 @@ static void start_sampler(spank_t sp, const char *step)
 		return;
 	}
 	/* slurmstepd sits in the job's cgroup when Slurm made one. */
-	{
-		FILE *f = fopen("/proc/self/cgroup", "re");
-		size_t n = f ? fread(cgtext, 1, sizeof(cgtext) - 1, f) : 0;
-
-		if (f)
-			fclose(f);
-		cgtext[n] = '\0';
-		a.cgroup = lwk_job_cgroup(cgtext, job, lwk_cfg.cgroup_root, cg, sizeof(cg)) == 0 ? cg : NULL;
-	}
+	lwk_cgroup_text_read("/proc/self/cgroup", cgtext, sizeof(cgtext));
+	a.cgroup = lwk_job_cgroup(cgtext, job, lwk_cfg.cgroup_root, cg, sizeof(cg)) == 0 ? cg : NULL;
 	a.program = lwk_cfg.syncmon;
 	a.state_root = lwk_cfg.state_dir;
 	a.node = node;

@@ -28,6 +28,7 @@
 
 #include "casas/casasnode.h"
 #include "node/joblive.h"
+#include "node/procfs.h"
 #include "lwk_plugin.h"
 #include "common/topology.h"
 
@@ -97,8 +98,6 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 {
 	char text[8192], err[512], log[8192] = "", stepcg[32];
 	uint32_t job = 0, stepid = 0;
-	FILE *f;
-	size_t n;
 	int rc;
 
 	/* The extern step (PrologFlags=contain) runs no task of the job:
@@ -114,11 +113,7 @@ void lwk_remote_casas_setup(spank_t sp, const char *step)
 	rec.opts = lwk_req.casas;
 	snprintf(rec.status, sizeof(rec.status), "probing");
 	/* slurmstepd sits in the job's cgroup when Slurm made one. */
-	f = fopen("/proc/self/cgroup", "re");
-	n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
+	lwk_cgroup_text_read("/proc/self/cgroup", text, sizeof(text));
 	if (lwk_casas_job_cgroup(text, job, rec.cgroup, sizeof(rec.cgroup))) {
 		snprintf(rec.status, sizeof(rec.status), "off");
 		snprintf(rec.why, sizeof(rec.why),

@@ -27,6 +27,7 @@
 #include <slurm/slurm.h>
 
 #include "node/joblive.h"
+#include "node/procfs.h"
 #include "lwk_plugin.h"
 #include "lwk/bind.h"
 #include "lwk/part.h"
@@ -216,17 +217,6 @@ bool lwk_remote_lwk_partitioned(spank_t sp)
 	       (holds && !strcmp(holds, "has a --lwk partition there"));
 }
 
-/* The text of a /proc/<pid>/cgroup file (empty when unreadable). */
-static void read_cgroups(const char *path, char *text, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(text, 1, len - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	text[n] = '\0';
-}
-
 int lwk_remote_lwk_user_init(spank_t sp)
 {
 	struct lwk_node_roots r;
@@ -239,7 +229,7 @@ int lwk_remote_lwk_user_init(spank_t sp)
 	 * that a refusal reaches each task's stderr (task_init_privileged)
 	 * rather than failing the launch. */
 	roots(sp, &r);
-	read_cgroups("/proc/self/cgroup", text, sizeof(text));
+	lwk_cgroup_text_read("/proc/self/cgroup", text, sizeof(text));
 	if (lwk_part_placeable(&r, part.job, text, err, sizeof(err)) ||
 	    (role_of(sp) == LWK_ROLE_APP &&
 	     lwk_part_isolation_refused(&r, &part, lwk_cfg.lwk_isolate, text, err, sizeof(err)))) {
@@ -274,7 +264,7 @@ int lwk_remote_lwk_task_init(spank_t sp)
 
 	if (!part_ready || role_of(sp) != LWK_ROLE_APP)
 		return 0;
-	read_cgroups("/proc/self/cgroup", text, sizeof(text));
+	lwk_cgroup_text_read("/proc/self/cgroup", text, sizeof(text));
 	if (spank_setenv(sp, "SLURM_LWK_ISOLATION",
 			 lwk_part_isolation_of(lwk_cfg.cgroup_root, text), 1) != ESPANK_SUCCESS) {
 		slurm_error("lwk: cannot set SLURM_LWK_ISOLATION");
@@ -338,7 +328,7 @@ static int place_task(const struct lwk_node_roots *r, enum lwk_part_role role, u
 	char path[64], text[8192], err[512], where[800];
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	read_cgroups(path, text, sizeof(text));
+	lwk_cgroup_text_read(path, text, sizeof(text));
 	slurm_debug("lwk: task %u (pid %d) is in %s", task, (int)pid, text);
 	if (lwk_part_place(r, &part, role, text, pid, where, sizeof(where), err, sizeof(err))) {
 		/* What the job or the site's configuration makes impossible

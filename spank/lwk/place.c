@@ -100,6 +100,30 @@ static int no_hierarchy(const struct lwk_node_roots *r, char *err, size_t errlen
 }
 
 
+/*
+ * v2: the cgroup the tasks go to (cg, a path under the root; "" for the
+ * plugin's own tree, made from the root down) gets CPUs of its own only
+ * if its parent was delegated the cpuset controller.  Slurm enables in
+ * its job and step cgroups every controller its scope has; without
+ * cpuset there (a unit without Delegate=yes, a container's cgroup without
+ * it), the first write of CPUs would fail, naming only the file.
+ */
+static int undelegated(const struct lwk_node_roots *r, enum lwk_cgroup_version v, const char *cg,
+		       char *err, size_t errlen)
+{
+	char dir[1100], why[1300];
+	const char *slash = strrchr(cg, '/');
+
+	if (v != LWK_CGROUP_V2)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%.*s", r->cgroup_root, slash ? (int)(slash - cg) : 0, cg);
+	if (!lwk_cgroup_lacks_cpuset(dir, why, sizeof(why)))
+		return 0;
+	return ERR("lwk: --lwk: %s on %s, so the job cannot have CPUs of its own; give slurmd's "
+		   "unit Delegate=yes (slurmd.service of Debian and SchedMD has it), or on a node in "
+		   "a container a cgroup with the cpuset controller", why, r->node);
+}
+
 /* A step's CPUs and memory nodes.  On v1 Slurm 22.05 makes the step's
  * directory the job user's, who may make cpusets below it, and a parent
  * narrower than a child is refused (EBUSY): the whole subtree is
@@ -136,7 +160,7 @@ static int placement_of(const struct lwk_node_roots *r, uint32_t job, enum lwk_c
 		return no_hierarchy(r, err, errlen);
 	if (task_cgroup_path(proc_cgroup, v, path, sizeof(path)) == 0 &&
 	    slurm_step_cgroup(path, job, v, step, steplen, job_len) == 0)
-		return 1;
+		return undelegated(r, v, step, err, errlen) ? -1 : 1;
 	if (in_job_cgroups(proc_cgroup, job))
 		/* Slurm holds the task in cgroups of the job, but not in a
 		 * cpuset one (v1 without ConstrainCores): moving it out would
@@ -144,7 +168,7 @@ static int placement_of(const struct lwk_node_roots *r, uint32_t job, enum lwk_c
 		return ERR("lwk: --lwk: Slurm's cgroups of job %" PRIu32 " on %s have no cpuset of "
 			   "the step (cgroup.conf ConstrainCores=no?); --lwk needs ConstrainCores=yes "
 			   "there, or no Slurm cgroups at all", job, r->node);
-	return 0;
+	return undelegated(r, v, "", err, errlen) ? -1 : 0;
 }
 
 int lwk_part_placeable(const struct lwk_node_roots *r, uint32_t job, const char *proc_cgroup,

@@ -197,6 +197,22 @@ bool lwk_cgroup_has(const struct lwk_cgroup *cg, const char *controller)
 	return exists(dir);
 }
 
+int lwk_cgroup_lacks_cpuset(const char *dir, char *why, size_t len)
+{
+	char have[512], h[520], unused[8];
+
+	why[0] = '\0';
+	if (lwk_cgroup_read_knob(dir, "cgroup.controllers", have, sizeof(have), unused,
+				 sizeof(unused)))
+		return 0;
+	snprintf(h, sizeof(h), " %s ", have);
+	if (strstr(h, " cpuset "))
+		return 0;
+	snprintf(why, len, "the cpuset controller is not delegated to %s (its cgroup.controllers: "
+		 "'%s')", dir, have);
+	return 1;
+}
+
 int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen)
 {
 	return cg->version == LWK_CGROUP_V2 ? enable_in_parent(cg, err, errlen) : 0;

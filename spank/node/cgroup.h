@@ -63,6 +63,11 @@ int lwk_cgroup_enable(const struct lwk_cgroup *cg, char *err, size_t errlen);
 /* Does the cgroup exist in this controller's hierarchy (v1), or at all
  * (v2)?  Slurm makes v1 step cgroups only where it constrains. */
 bool lwk_cgroup_has(const struct lwk_cgroup *cg, const char *controller);
+/* v2: without the cpuset controller in dir's cgroup.controllers (dir a
+ * cgroup directory), no cgroup below dir can have CPUs of its own: the
+ * tree was not delegated that controller.  Says so in why and returns 1;
+ * 0 when it is there or dir is no v2 cgroup (nothing to judge). */
+int lwk_cgroup_lacks_cpuset(const char *dir, char *why, size_t len);
 /* Remove the cgroup (empty of processes) and its v1 twins. */
 int lwk_cgroup_remove(const struct lwk_cgroup *cg, char *err, size_t errlen);
 

@@ -28,6 +28,29 @@ int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, s
 	return 0;
 }
 
+void lwk_cgroup_text_read(const char *path, char *text, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(text, 1, len - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+}
+
+int lwk_cgroup_v2_dir(const char *text, const char *cgroup_root, char *dir, size_t len)
+{
+	char ctl[256], path[4096];
+	const char *cursor = text;
+
+	while (lwk_cgroup_line(&cursor, ctl, sizeof(ctl), path, sizeof(path)))
+		if (!ctl[0] && path[0] == '/') {
+			snprintf(dir, len, "%s%s", cgroup_root, strcmp(path, "/") ? path : "");
+			return 0;
+		}
+	return -1;
+}
+
 static const char sluid_digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 bool lwk_sluid_shaped(const char *name, size_t n)

@@ -25,6 +25,14 @@
  */
 int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen);
 
+/* The text of a /proc/<pid>/cgroup file into text (len bytes, "" when
+ * unreadable). */
+void lwk_cgroup_text_read(const char *path, char *text, size_t len);
+
+/* The directory under cgroup_root of the v2 line ("0::/...") of a
+ * /proc/<pid>/cgroup text: 0, or -1 without one (v1 alone). */
+int lwk_cgroup_v2_dir(const char *text, const char *cgroup_root, char *dir, size_t len);
+
 /*
  * Slurm's job level in the path of a cgroup of one of job `job`'s own
  * processes (n bytes: a /proc/<pid>/cgroup line's path):

@@ -229,6 +229,9 @@ static void one(uint8_t sel, const char *text)
 
 		if (lwk_casas_job_cgroup(text, 42, path, sizeof(path)) == 0)
 			CHECK(strstr(path, "/job_42") != NULL && strlen(path) < sizeof(path));
+		/* slurmd's own v2 cgroup, at its start: under the root. */
+		if (lwk_cgroup_v2_dir(text, "/r", path, sizeof(path)) == 0)
+			CHECK(strncmp(path, "/r", 2) == 0 && (path[2] == '\0' || path[2] == '/'));
 		if (lwk_casas_record_parse(text, &r, err, sizeof(err))) {
 			CHECK(strncmp(err, "lwk: ", 5) == 0);
 			break;

@@ -73,3 +73,18 @@ test_controller_sees_the_options_in_spank_job_env() {
 test_nodes_stay_usable() {
 	all_nodes_usable
 }
+
+# At its start slurmd's plugin names a configuration it cannot serve
+# (cgroup v2 without the cpuset controller delegated, IgnoreSystemd on a
+# node systemd runs): on a cluster that serves every option, each
+# slurmd's latest start says which node it is and names no such problem.
+test_slurmd_starts_without_a_configuration_problem() {
+	local n log start
+	for n in "${lwk_nodes[@]}"; do
+		log=$(slurmd_log "$n")
+		start=$(grep -n "lwk: this slurmd is node $n " "$log" | tail -n 1)
+		[ -n "$start" ] || fail "$n's slurmd log has no start of the plugin"
+		! tail -n +"${start%%:*}" "$log" | grep -E "lwk: .*(is not delegated to|IgnoreSystemd=)" ||
+			fail "$n's slurmd named a problem of this cluster's configuration at its start"
+	done
+}

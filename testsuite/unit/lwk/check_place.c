@@ -139,6 +139,37 @@ START_TEST(placement_is_judged_before_the_tasks)
 }
 END_TEST
 
+/* cgroup v2 whose tree was not given the cpuset controller (a slurmd
+ * unit without Delegate=yes, a container's cgroup without it): the
+ * step is refused naming the delegation, before any task. */
+START_TEST(a_tree_without_cpuset_is_refused_naming_delegation)
+{
+	node_tree();
+	put("cg/s.slice/n1.scope/job_42/step_0/cgroup.controllers", "cpu memory pids\n");
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/s.slice/n1.scope/job_42/step_0/slurm\n",
+					    err, sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "lwk: --lwk: the cpuset controller is not delegated to "));
+	ck_assert_ptr_nonnull(strstr(err, "/cg/s.slice/n1.scope/job_42/step_0 (its cgroup.controllers: "
+					  "'cpu memory pids') on n1, so the job cannot have CPUs of "
+					  "its own; give slurmd's unit Delegate=yes"));
+	/* The batch step of the same job still has it. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
+					    "0::/s.slice/n1.scope/job_42/step_batch/slurm\n", err,
+					    sizeof(err)),
+			 0);
+	/* No Slurm cgroups: the plugin's own tree, made from the root. */
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/user.slice\n", err, sizeof(err)), 0);
+	put("cg/cgroup.controllers", "memory\n");
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/user.slice\n", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "/cg (its cgroup.controllers: 'memory') on n1"));
+	/* "cpusetx" is not cpuset. */
+	put("cg/cgroup.controllers", "cpusetx\n");
+	ck_assert_int_eq(lwk_part_placeable(&roots, 42, "0::/user.slice\n", err, sizeof(err)), -1);
+	tree_remove();
+}
+END_TEST
+
 /* Run by check_lwk_root: the state directories and tools must be root's. */
 Suite *lwk_place_suite(void)
 {
@@ -148,6 +179,7 @@ Suite *lwk_place_suite(void)
 	tcase_add_test(tc, tasks_are_placed_in_slurms_step_cgroup_by_role);
 	tcase_add_test(tc, tasks_are_placed_in_a_sluid_named_step_cgroup);
 	tcase_add_test(tc, placement_is_judged_before_the_tasks);
+	tcase_add_test(tc, a_tree_without_cpuset_is_refused_naming_delegation);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -51,6 +51,28 @@ START_TEST(job_cgroup_from_proc_self_cgroup)
 }
 END_TEST
 
+/* The directory of a process's own v2 cgroup (slurmd's, at its start). */
+START_TEST(v2_dir_of_a_process)
+{
+	char out[512];
+
+	ck_assert_int_eq(lwk_cgroup_v2_dir("0::/system.slice/slurmd.service\n", "/sys/fs/cgroup", out,
+					   sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "/sys/fs/cgroup/system.slice/slurmd.service");
+	/* Hybrid: the v1 lines first, the unified one last. */
+	ck_assert_int_eq(lwk_cgroup_v2_dir("4:cpuset:/a\n0::/b/slurmd\n", "/r", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/r/b/slurmd");
+	/* At the root of the hierarchy (or of a container's namespace). */
+	ck_assert_int_eq(lwk_cgroup_v2_dir("0::/\n", "/r", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/r");
+	/* v1 alone, nothing, or a path that is no path. */
+	ck_assert_int_eq(lwk_cgroup_v2_dir("4:cpuset:/a\n", "/r", out, sizeof(out)), -1);
+	ck_assert_int_eq(lwk_cgroup_v2_dir("", "/r", out, sizeof(out)), -1);
+	ck_assert_int_eq(lwk_cgroup_v2_dir("0::x\n", "/r", out, sizeof(out)), -1);
+}
+END_TEST
+
 /* 26.05's cgroup v2 names the job's cgroup by its SLUID ("s" and 13
  * base-32 digits: cgroup_p_step_create, src/plugins/cgroup/v2/cgroup_v2.c,
  * slurm-26-05-3-1), unless CgroupJobIdPaths=yes. */
@@ -231,6 +253,7 @@ Suite *procfs_suite(void)
 
 	tcase_add_test(tc, job_cgroup_from_proc_self_cgroup);
 	tcase_add_test(tc, job_cgroup_named_by_sluid);
+	tcase_add_test(tc, v2_dir_of_a_process);
 	tcase_add_test(tc, sluid_names);
 	tcase_add_test(tc, environ_names_job_and_node);
 	tcase_add_test(tc, node_files_parse);
