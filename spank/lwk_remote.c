@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 
@@ -120,6 +121,7 @@ static void start_sampler(spank_t sp, const char *step)
 	struct lwk_syncmon_start a = { 0 };
 	char node[256], submit[4096], dir[5200], options[2048], err[512], cg[4096], cgtext[8192];
 	char cpus[4096];
+	struct timespec t0, t1;
 	uint32_t job = 0;
 	int rc;
 
@@ -158,6 +160,7 @@ static void start_sampler(spank_t sp, const char *step)
 	a.cgroup_root = lwk_cfg.cgroup_root;
 	a.memory_max = lwk_cfg.syncmon_memory;
 	a.cpu_max = lwk_cfg.syncmon_cpu;
+	a.fifo = (unsigned)lwk_cfg.syncmon_fifo;
 	/* An --lwk job's sampler is one of its Linux-side helpers: on the
 	 * OS cores, off the App cores. */
 	if (lwk_remote_lwk_os_cpus() &&
@@ -166,14 +169,20 @@ static void start_sampler(spank_t sp, const char *step)
 	else if (!lwk_remote_lwk_os_cpus())
 		job_cpus(sp, cpus, sizeof(cpus));
 	a.cpus = cpus[0] ? cpus : NULL;
+	/* What the sampler adds to the step's start, for bench/srun-latency:
+	 * the step waits for it here, on each node. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = lwk_syncmon_start(&a, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == -2)
 		snprintf(lwk_req.remote_error, sizeof(lwk_req.remote_error),
 			 "%.400s (step %.20s on %.40s)", err, step, node);
 	if (rc < 0)
 		slurm_error("lwk: step %s: --sync-monitor: %s", step, err);
 	else if (rc > 0)
-		slurm_info("lwk: step %s: started the sampler on %s, writing to %s%s%s%s%s", step, node,
+		slurm_info("lwk: step %s: started the sampler on %s in %.1f ms, writing to %s%s%s%s%s",
+			   step, node,
+			   (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 			   dir, a.cgroup ? ", job cgroup " : "", a.cgroup ? a.cgroup : "",
 			   a.cpus ? ", on CPUs " : ", unpinned", a.cpus ? a.cpus : "");
 }

@@ -35,6 +35,9 @@ static const struct lwk_kv_key config_keys[] = {
 	/* From a hundredth of a percent of one CPU to a whole one. */
 	{ "syncmon_cpu", LWK_KV_PERCENT, offsetof(struct lwk_config, syncmon_cpu), 1, 10000, NULL,
 	  LWK_KV_NOSET },
+	/* sched_setscheduler(2)'s range for SCHED_FIFO; 0 leaves it off. */
+	{ "syncmon_fifo", LWK_KV_UINT, offsetof(struct lwk_config, syncmon_fifo), 0, 99, NULL,
+	  LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };
 
@@ -57,6 +60,7 @@ void lwk_config_defaults(struct lwk_config *c)
 	 * interval), tens of times what a tick of thousands of processes
 	 * costs (bench/sample-costs). */
 	c->syncmon_cpu = 1000;
+	c->syncmon_fifo = 0;
 }
 
 static void key_list(char *buf, size_t len)

@@ -38,6 +38,7 @@ struct lwk_config {
 	bool lwk_irqbalance;	/* --lwk tells irqbalance (its socket) */
 	uint64_t syncmon_memory; /* the sampler's data, bytes (RLIMIT_DATA) */
 	uint64_t syncmon_cpu;	/* its CPU, hundredths of % of one CPU */
+	uint64_t syncmon_fifo;	/* its SCHED_FIFO priority; 0 the normal class */
 };
 
 /*

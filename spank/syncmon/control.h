@@ -37,6 +37,7 @@ struct lwk_syncmon_start {
 				 * is open fails the job */
 	uint64_t memory_max;	/* its data, bytes (plugstack syncmon_memory=) */
 	uint64_t cpu_max;	/* its CPU, hundredths of % of one CPU (syncmon_cpu=) */
+	unsigned fifo;		/* its SCHED_FIFO priority, 0 none (syncmon_fifo=) */
 };
 
 /*

@@ -23,7 +23,7 @@ static void usage(void)
 		"                   --state DIR [--options K=V,...] [--cgroup DIR]\n"
 		"                   [--proc DIR] [--cpus LIST] [--orphan-after SECONDS]\n"
 		"                   [--ready-fd FD] [--memory-max BYTES] [--cpu-max HUNDREDTHS]\n"
-		"                   [--foreground]\n"
+		"                   [--fifo PRIO] [--foreground]\n"
 		"  --cpus LIST  run only on these CPUs (the OS cores of an --lwk job)\n"
 		"  --orphan-after SECONDS  stop when the job has had no process here\n"
 		"               this long (default 300; the job epilog stops it first)\n"
@@ -34,6 +34,8 @@ static void usage(void)
 		"               loaded (default 134217728: plugstack.conf syncmon_memory=)\n"
 		"  --cpu-max HUNDREDTHS  its CPU on average, in hundredths of a percent of one\n"
 		"               CPU (default 1000: syncmon_cpu=10%%); ticks over it are skipped\n"
+		"  --fifo PRIO  run SCHED_FIFO at this priority, 1 to 99 (plugstack.conf\n"
+		"               syncmon_fifo=); default the normal class\n"
 		"Exit status: 0; 1 could not start sampling; 2 bad arguments; 3 source=bpf\n"
 		"cannot work on this node.\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "memory-max", required_argument, NULL, 'M' },
 		{ "cpu-max", required_argument, NULL, 'U' },
+		{ "fifo", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lwk_sampler_args a = { .uid = (uid_t)-1, .gid = (gid_t)-1, .proc_root = "/proc",
@@ -75,6 +78,13 @@ int main(int argc, char **argv)
 		case 'O': a.orphan_after = strtoull(optarg, NULL, 10); break;
 		case 'M': a.memory_max = strtoull(optarg, NULL, 10); break;
 		case 'U': a.cpu_max = strtoull(optarg, NULL, 10); break;
+		case 'F':
+			a.fifo = (unsigned)strtoul(optarg, NULL, 10);
+			if (!a.fifo || a.fifo > 99) {
+				usage();
+				return 2;
+			}
+			break;
 		case 'R':
 			a.ready_fd = (int)strtol(optarg, NULL, 10);
 			/* Not for the sampler's children, and never stdin/out/err. */

@@ -89,6 +89,7 @@ struct run {
 	bool said_walk_fallback;
 	struct lwk_cpu_budget cpu; /* the site's syncmon_cpu= */
 	uint64_t cpu_max;
+	unsigned fifo; /* the SCHED_FIFO priority it runs at, 0 none */
 };
 
 /* The CPU bound holds over any 10 s: what the sampler may spend at
@@ -114,6 +115,32 @@ static int pin_to_cpus(const char *cpus)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The site's syncmon_fifo=: on a node whose CPUs the job fills, a
+ * sampler of the normal class wakes for its tick only when the
+ * scheduler gets to it (tens of ms late under load, bench/tick-lateness),
+ * and ticks late by different amounts on different nodes are exactly
+ * the unaligned noise the sampler exists to avoid.  A real-time class
+ * wakes it at the tick; syncmon_cpu= still bounds what it takes.  Set
+ * after the source is loaded (a long load must not hold a CPU the job's
+ * start needs) and while the sampler may still (CAP_SYS_NICE); reset on
+ * fork.  A refusal leaves it sampling in the normal class, said.
+ */
+static unsigned run_fifo(unsigned prio)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+
+	if (!prio)
+		return 0;
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+		say("cannot run SCHED_FIFO at priority %u (syncmon_fifo=%u): %s; sampling in the "
+		    "normal class", prio, prio, strerror(errno));
+		return 0;
+	}
+	say("running SCHED_FIFO at priority %u (syncmon_fifo=%u)", prio, prio);
+	return prio;
 }
 
 /* Signals, timer slack and open-file limit of the sampler's process. */
@@ -282,14 +309,14 @@ static void write_header(struct run *r)
 		     "\"bpf_walk\":\"%s\",\"bpf_walk_why\":%s,"
 		     "\"idle_threshold_pct\":%.2f,\"clock\":{\"synced\":%s,\"status\":%d,"
 		     "\"maxerror_us\":%ld,\"esterror_us\":%ld},\"clk_tck\":%ld,"
-		     "\"job_cgroup\":%s,\"job_cgroup_cpu\":%s,\"start_ns\":%llu}\n",
+		     "\"job_cgroup\":%s,\"job_cgroup_cpu\":%s,\"sched_fifo\":%u,\"start_ns\":%llu}\n",
 		     s->job, node_json, hj, (unsigned long long)s->o.interval,
 		     (unsigned long long)s->o.offset, (unsigned long long)s->o.flush,
 		     (unsigned long long)s->o.fullscan, (unsigned long long)s->o.buffer,
 		     lwk_sample_source_name(s), fb, walk, wj, (double)s->o.idle / 100.0,
 		     (clock_state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? "false" : "true",
 		     tx.status, tx.maxerror, tx.esterror, s->clk_tck, s->cgroup ? "true" : "false",
-		     s->cgroup_cpu ? "true" : "false",
+		     s->cgroup_cpu ? "true" : "false", r->fifo,
 		     (unsigned long long)now_ns(CLOCK_REALTIME));
 	lwk_sampbuf_add(&r->buf, s->line, (size_t)n, true);
 }
@@ -455,6 +482,7 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		lwk_sample_source_close(&r.s);
 		return 1;
 	}
+	r.fifo = run_fifo(a->fifo);
 	/* Never on with more than it needs: no sampler rather than one
 	 * that keeps root's capabilities for the job's life. */
 	if (lwk_syncmon_confine(!r.s.cgroup, r.s.use_bpf && lwk_syncmon_bpf_fds_need_caps())) {

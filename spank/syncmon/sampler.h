@@ -28,6 +28,7 @@ struct lwk_sampler_args {
 	int ready_fd;		/* the starter's pipe, or -1 (see --ready-fd) */
 	uint64_t memory_max;	/* bytes of data once the source is open (RLIMIT_DATA) */
 	uint64_t cpu_max;	/* hundredths of % of one CPU, on average */
+	unsigned fifo;		/* SCHED_FIFO priority (1-99), 0 the normal class */
 };
 
 /*

@@ -178,7 +178,7 @@ struct launch {
 	/* On this thread's stack: two steps' threads may start at once. */
 	char escape[LWK_ESCAPE_MAX][512];
 	int nescape;
-	char opt_job[16], opt_uid[16], opt_gid[16], opt_mem[24], opt_cpu[24];
+	char opt_job[16], opt_uid[16], opt_gid[16], opt_mem[24], opt_cpu[24], opt_fifo[16];
 };
 
 /* The cgroup.procs files that take the sampler out of the job's
@@ -308,6 +308,10 @@ static void exec_sampler(const struct launch *l)
 		argv[i++] = "--cpus";
 		argv[i++] = a->cpus;
 	}
+	if (a->fifo) {
+		argv[i++] = "--fifo";
+		argv[i++] = l->opt_fifo;
+	}
 	argv[i] = NULL;
 	fexecve(4, (char *const *)argv, envp);
 	e = errno;
@@ -429,6 +433,7 @@ int lwk_syncmon_start(const struct lwk_syncmon_start *a, char *err, size_t errle
 	snprintf(l.opt_gid, sizeof(l.opt_gid), "%u", (unsigned)a->gid);
 	snprintf(l.opt_mem, sizeof(l.opt_mem), "%llu", (unsigned long long)a->memory_max);
 	snprintf(l.opt_cpu, sizeof(l.opt_cpu), "%llu", (unsigned long long)a->cpu_max);
+	snprintf(l.opt_fifo, sizeof(l.opt_fifo), "%u", a->fifo);
 
 	/*
 	 * The sampler reports on this pipe: its pid first, then either

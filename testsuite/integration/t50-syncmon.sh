@@ -374,6 +374,23 @@ test_the_sites_bounds_on_the_sampler_hold() {
 		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
 }
 
+# The site's syncmon_fifo=: the sampler of every job runs SCHED_FIFO at
+# that priority, and its header says so; without it, the normal class.
+test_syncmon_fifo_runs_the_sampler_real_time() {
+	need_own_cluster 'plugstack.conf (syncmon_fifo=)'
+	local dir=$LWK_WORK/sm-fifo header
+	mkdir -p "$dir"
+	with_plugstack "syncmon_fifo=3" sampler_job "$dir" interval=50ms
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
+	header=$(head -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
+	[[ $header == *'"sched_fifo":3,'* ]] || fail "syncmon_fifo=3: the header says: $header"
+	assert_grep "lwk: job $jid on ${NODE1}: lwk-syncmon: running SCHED_FIFO at priority 3 \\(syncmon_fifo=3\\)" \
+		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
+	sampler_job "$dir" interval=50ms
+	header=$(head -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
+	[[ $header == *'"sched_fifo":0,'* ]] || fail "without syncmon_fifo=: the header says: $header"
+}
+
 # /proc/<pid>/cwd and fd/N lead into another process's directory without
 # walking the path to it: a user who names one as dir= must not reach a
 # directory of root's that the path would refuse them.

@@ -155,6 +155,27 @@ ok "says why it stopped" "grep -q 'job 4244 has had no process on tnode for 1 s:
 ok "and still writes its footer" "tail -1 $tmp/out/syncmon-4244-tnode.jsonl | grep -q '^{\"end\":true'"
 "$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --orphan-after 0 >/dev/null 2>&1
 ok "--orphan-after 0 is refused (exit 2)" "[ $? = 2 ]"
+# The site's syncmon_fifo=: a real-time class, at the priority given,
+# said in its log and its header; nothing else is a priority.
+for bad in 0 100 x; do
+	"$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --fifo $bad >/dev/null 2>&1
+	ok "--fifo $bad is refused (exit 2)" "[ $? = 2 ]"
+done
+SLURM_JOB_ID=4248 SLURMD_NODENAME=tnode sleep 30 &
+kids="$kids $!"
+rm -rf "$tmp/fifo-state" && mkdir "$tmp/fifo-state"
+"$bin" --job 4248 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/fifo-state" \
+	--options interval=50ms --fifo 7 &
+mon=$!
+for _ in $(seq 100); do grep -q 'writing ' $tmp/fifo-state/syncmon.log 2>/dev/null && break; sleep 0.1; done
+# /proc/PID/stat: field 40 rt_priority, 41 policy (1: SCHED_FIFO).
+ok "--fifo 7: it runs SCHED_FIFO at priority 7" \
+	"[ \"\$(awk '{print \$40, \$41}' /proc/$mon/stat)\" = '7 1' ]"
+kill $mon
+wait $mon
+ok "--fifo 7: its log says so" "grep -q 'running SCHED_FIFO at priority 7 (syncmon_fifo=7)' $tmp/fifo-state/syncmon.log"
+ok "--fifo 7: its header says so" "head -1 $tmp/out/syncmon-4248-tnode.jsonl | grep -q '\"sched_fifo\":7,'"
+ok "without --fifo: the header says 0" "head -1 $tmp/out/syncmon-4242-tnode.jsonl | grep -q '\"sched_fifo\":0,'"
 # A job of another user than root, found by its environment: with only
 # what it keeps, the sampler still reads the job's processes (their
 # environ is theirs, mode 0400).

@@ -43,24 +43,28 @@ START_TEST(values)
 	lwk_config_format(&c, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "lwk=no,sync_monitor=yes,contention_aware=no,on_error=drain_node,"
 			      "state_dir=/run/slurm-lwk,syncmon=" LWK_SYNCMON_PATH ",cgroup_root=/sys/fs/cgroup,mckernel=/opt/mckernel,lwk_whole_dies=no,"
-			      "lwk_isolate=auto,lwk_irqbalance=yes,syncmon_memory=128M,syncmon_cpu=10%");
+			      "lwk_isolate=auto,lwk_irqbalance=yes,syncmon_memory=128M,syncmon_cpu=10%,"
+			      "syncmon_fifo=0");
 }
 END_TEST
 
 /* The site's bounds on the sampler: a size and a share of one CPU. */
 START_TEST(sampler_bounds)
 {
-	char *argv[] = { "syncmon_memory=1G", "syncmon_cpu=0.5%" };
+	char *argv[] = { "syncmon_memory=1G", "syncmon_cpu=0.5%", "syncmon_fifo=99" };
 	struct lwk_config c;
 
 	lwk_config_defaults(&c);
 	ck_assert_uint_eq(c.syncmon_memory, 128ULL << 20);
 	ck_assert_uint_eq(c.syncmon_cpu, 1000);
+	/* The normal class unless the site asks. */
+	ck_assert_uint_eq(c.syncmon_fifo, 0);
 	/* The default holds the largest buffer= beside the sampler's own. */
 	ck_assert_uint_ge(c.syncmon_memory, (64ULL << 20) + LWK_SYNCMON_OWN_BYTES);
-	ck_assert_int_eq(lwk_config_parse(2, argv, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(lwk_config_parse(3, argv, &c, err, sizeof(err)), 0);
 	ck_assert_uint_eq(c.syncmon_memory, 1ULL << 30);
 	ck_assert_uint_eq(c.syncmon_cpu, 50);
+	ck_assert_uint_eq(c.syncmon_fifo, 99);
 }
 END_TEST
 
@@ -117,10 +121,11 @@ START_TEST(refusals)
 	char *isolate[] = { "lwk_isolate=isolated" };
 	char *small[] = { "syncmon_memory=8M" }, *nocpu[] = { "syncmon_cpu=0" };
 	char *overcpu[] = { "syncmon_cpu=101%" };
+	char *overfifo[] = { "syncmon_fifo=100" }, *wordfifo[] = { "syncmon_fifo=high" };
 
 	refuse(2, unknown, "unknown key 'statedir'",
 	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
-	       "lwk_whole_dies, lwk_isolate, lwk_irqbalance, syncmon_memory, syncmon_cpu");
+	       "lwk_whole_dies, lwk_isolate, lwk_irqbalance, syncmon_memory, syncmon_cpu, syncmon_fifo");
 	refuse(1, novalue, "'on_error' is not key=value", "allowed keys");
 	refuse(1, badenum, "on_error", "one of fail_job|drain_node");
 	refuse(1, badbool, "lwk", "yes or no");
@@ -132,6 +137,8 @@ START_TEST(refusals)
 	refuse(1, small, "syncmon_memory", "a size from");
 	refuse(1, nocpu, "syncmon_cpu", "a percentage from 0.01");
 	refuse(1, overcpu, "syncmon_cpu", "to 100");
+	refuse(1, overfifo, "syncmon_fifo", "a whole number from 0 to 99");
+	refuse(1, wordfifo, "syncmon_fifo", "a whole number from 0 to 99");
 }
 END_TEST
 
