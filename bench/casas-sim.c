@@ -310,8 +310,56 @@ static int in_group(const int *mixv, int g)
 	}
 }
 
+/* A mix's class: its count of Green, Yellow and Red apps (5 x 4 x 4). */
+static int class_of(const int *mixv)
+{
+	int n[128] = { 0 };
+
+	for (int i = 0; i < MIX; i++)
+		n[(unsigned char)apps[mixv[i]].cls]++;
+	return (n['G'] * 4 + n['Y']) * 4 + n['R'];
+}
+
+/* Every class, wins and losses: the groups above are the paper's, and
+ * a summary of chosen groups hides where the arbiter loses. */
+static void print_classes(const double cls_log[][POLICIES], const int *cls_n, const int *cls_wins)
+{
+	int wins = 0, all = 0;
+
+	printf("\nevery mix class (its Green/Yellow/Red apps): geometric-mean ANTT, and in how many "
+	       "of its mixes the arbiter beats time sharing\n");
+	printf("  %-6s %5s %13s %12s %9s %11s  %s\n", "class", "mixes", "time sharing",
+	       "equal split", "arbiter", "ts/arbiter", "arbiter better in");
+	for (int c = 0; c < 5 * 4 * 4; c++) {
+		char name[MIX + 1];
+		int k = 0;
+		double ts, eq, ar;
+
+		if (!cls_n[c])
+			continue;
+		for (int i = 0; i < c / 16; i++)
+			name[k++] = 'G';
+		for (int i = 0; i < c / 4 % 4; i++)
+			name[k++] = 'Y';
+		for (int i = 0; i < c % 4; i++)
+			name[k++] = 'R';
+		name[k] = '\0';
+		ts = exp(cls_log[c][TS] / cls_n[c]);
+		eq = exp(cls_log[c][EQUAL] / cls_n[c]);
+		ar = exp(cls_log[c][ARBITER] / cls_n[c]);
+		printf("  %-6s %5d %13.3f %12.3f %9.3f %11.3f  %d of %d%s\n", name, cls_n[c], ts, eq, ar,
+		       ts / ar, cls_wins[c], cls_n[c], ts < ar ? " (a loss)" : "");
+		wins += cls_wins[c];
+		all += cls_n[c];
+	}
+	printf("  the arbiter beats time sharing in %d of %d mixes and loses in %d\n", wins, all,
+	       all - wins);
+}
+
 int main(void)
 {
+	double cls_log[5 * 4 * 4][POLICIES] = { { 0 } };
+	int cls_n[5 * 4 * 4] = { 0 }, cls_wins[5 * 4 * 4] = { 0 };
 	double logsum[GROUPS][POLICIES] = { { 0 } }, gm[GROUPS][POLICIES];
 	int nmix[GROUPS] = { 0 }, mixv[MIX], id = 0;
 	unsigned int dies_hist[GROUPS][DIES + 1] = { { 0 } };
@@ -356,6 +404,14 @@ int main(void)
 					antt(mixv, id, r);
 					split(mixv, id, 1, cnt);
 					id++;
+					{
+						int cl = class_of(mixv);
+
+						cls_n[cl]++;
+						cls_wins[cl] += r[ARBITER] < r[TS];
+						for (int p = 0; p < POLICIES; p++)
+							cls_log[cl][p] += log(r[p]);
+					}
 					for (int g = 0; g < GROUPS; g++) {
 						if (!in_group(mixv, g))
 							continue;
@@ -412,7 +468,9 @@ int main(void)
 	printf("\n%-32s", "arbiter / oracle (>1: noise)");
 	for (int g = 0; g < GROUPS; g++)
 		printf(" %10.3f", gm[g][ARBITER] / gm[g][ORACLE]);
-	printf("\n\ndies the arbiter gave an app (count of apps over the group's mixes):\n");
+	printf("\n");
+	print_classes(cls_log, cls_n, cls_wins);
+	printf("\ndies the arbiter gave an app (count of apps over the group's mixes):\n");
 	for (int g = 0; g < GROUPS; g++) {
 		printf("  %-9s", gname[g]);
 		for (int k = 1; k <= DIES; k++)
