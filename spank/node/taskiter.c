@@ -19,15 +19,35 @@
 #include "node/taskiter_rec.h"
 #include "node/taskiter.skel.h"
 #include "node/cgiter.skel.h"
+/* The light skeletons of the same programs (bpftool gen skeleton -L):
+ * their loader, itself a BPF program, relocates them in the kernel
+ * against the kernel's own BTF, where libbpf's skeleton parses the
+ * whole of /sys/kernel/btf/vmlinux in the sampler for each object.
+ * skel_internal.h needs errno and the string functions. */
+#include <bpf/skel_internal.h>
+#include "node/taskiter.lskel.h"
+#include "node/cgiter.lskel.h"
+
+/* One view of the cgroup walk's records, from either skeleton. */
+_Static_assert(sizeof(struct lwk_cgiter_bpf__bss) == sizeof(struct lwk_cgiter_lbpf__bss),
+	       "both skeletons of the cgroup walk lay its records out alike");
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define READ_RECS 512 /* records per read() */
+#define LIGHT_MAP_MAX 65536 /* job_tgids' max_entries in node/taskiter.bpf.c */
 #define LWK_CG_REST 100 /* reads by the task walk after the cgroup walk stopped at a limit */
 
 struct lwk_taskiter {
+	/* Each walk from the light skeleton, or from libbpf's where the
+	 * light loader failed (libbpf then says why, if it fails too). */
+	struct lwk_taskiter_lbpf *light;
 	struct lwk_taskiter_bpf *skel;
+	int task_link;			/* the task walk's link (the skeleton's) */
+	struct lwk_cgiter_lbpf *cg_light;
 	struct lwk_cgiter_bpf *cg;	/* the job cgroup's walk, where the kernel has it */
-	struct bpf_link *cg_link;	/* NULL: the cgroup walk is not used */
+	int cg_prog;			/* its program (the skeleton's), -1 none */
+	struct lwk_cgiter_bpf__bss *bss; /* its records */
+	int cg_link;			/* -1: the cgroup walk is not used */
 	char *cg_path;			/* the job cgroup, and which directory it was */
 	dev_t cg_dev;
 	ino_t cg_ino;
@@ -171,10 +191,9 @@ static bool sees_kernel_pids(char *ns, size_t len)
 static int attach_cgroup(struct lwk_taskiter *ti)
 {
 	union bpf_iter_link_info info;
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
-	struct bpf_link *link;
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
 	struct stat st;
-	int fd, e;
+	int fd, e, link;
 
 	fd = open(ti->cg_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
@@ -187,17 +206,17 @@ static int attach_cgroup(struct lwk_taskiter *ti)
 	memset(&info, 0, sizeof(info));
 	info.cgroup.cgroup_fd = (__u32)fd;
 	info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
-	link = bpf_program__attach_iter(ti->cg->progs.job_cgroup, &opts);
+	link = bpf_link_create(ti->cg_prog, 0, BPF_TRACE_ITER, &opts);
 	e = errno;
 	close(fd);
-	if (!link) {
+	if (link < 0) {
 		snprintf(ti->walk_why, sizeof(ti->walk_why),
 			 "the cgroup walk could not attach to the job cgroup %s: %s", ti->cg_path,
 			 strerror(e));
 		return -1;
 	}
-	if (ti->cg_link)
-		bpf_link__destroy(ti->cg_link);
+	if (ti->cg_link >= 0)
+		close(ti->cg_link);
 	ti->cg_link = link;
 	ti->cg_dev = st.st_dev;
 	ti->cg_ino = st.st_ino;
@@ -207,12 +226,17 @@ static int attach_cgroup(struct lwk_taskiter *ti)
 /* Stop using the cgroup walk, saying why (in ti->walk_why). */
 static void drop_cgroup_walk(struct lwk_taskiter *ti)
 {
-	if (ti->cg_link)
-		bpf_link__destroy(ti->cg_link);
-	ti->cg_link = NULL;
+	if (ti->cg_link >= 0)
+		close(ti->cg_link);
+	ti->cg_link = -1;
+	if (ti->cg_light)
+		lwk_cgiter_lbpf__destroy(ti->cg_light);
 	if (ti->cg)
 		lwk_cgiter_bpf__destroy(ti->cg);
+	ti->cg_light = NULL;
 	ti->cg = NULL;
+	ti->cg_prog = -1;
+	ti->bss = NULL;
 }
 
 /* The walk of the job cgroup only (node/cgiter.bpf.c), on top of the
@@ -231,6 +255,16 @@ static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
 		snprintf(ti->walk_why, sizeof(ti->walk_why), "%s", strerror(errno));
 		return -1;
 	}
+	ti->cg_light = lwk_cgiter_lbpf__open_and_load();
+	if (ti->cg_light) {
+		ti->cg_prog = ti->cg_light->progs.job_cgroup.prog_fd;
+		ti->bss = (struct lwk_cgiter_bpf__bss *)ti->cg_light->bss;
+		if (attach_cgroup(ti)) {
+			drop_cgroup_walk(ti);
+			return -1;
+		}
+		return 0;
+	}
 	first_msg[0] = verifier_msg[0] = '\0';
 	old = libbpf_set_print(keep_msg);
 	ti->cg = lwk_cgiter_bpf__open();
@@ -238,6 +272,10 @@ static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
 	if (!e && lwk_cgiter_bpf__load(ti->cg))
 		e = errno;
 	libbpf_set_print(old);
+	if (!e) {
+		ti->cg_prog = bpf_program__fd(ti->cg->progs.job_cgroup);
+		ti->bss = ti->cg->bss;
+	}
 	if (e) {
 		/* Before 6.7 libbpf finds no bpf_iter_css_task_new in the
 		 * kernel's BTF: its first warning says so. */
@@ -276,11 +314,24 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 		return NULL;
 	}
 	ti = calloc(1, sizeof(*ti));
+	if (ti)
+		ti->task_link = ti->cg_prog = ti->cg_link = -1;
 	if (!ti || alloc_tables(ti, max_procs ? max_procs : 1)) {
 		snprintf(err, errlen, "bpf: %s", strerror(ENOMEM));
 		lwk_taskiter_close(ti);
 		return NULL;
 	}
+	/* The light skeleton's map is as the program defines it. */
+	if (ti->max <= LIGHT_MAP_MAX && (ti->light = lwk_taskiter_lbpf__open_and_load()) &&
+	    lwk_taskiter_lbpf__attach(ti->light) == 0) {
+		ti->task_link = ti->light->links.job_tasks_fd;
+		ti->map_fd = ti->light->maps.job_tgids.map_fd;
+		open_cgroup_walk(ti, cgroup);
+		return ti;
+	}
+	if (ti->light)
+		lwk_taskiter_lbpf__destroy(ti->light);
+	ti->light = NULL;
 	first_msg[0] = verifier_msg[0] = '\0';
 	old = libbpf_set_print(keep_msg);
 	ti->skel = lwk_taskiter_bpf__open();
@@ -298,14 +349,15 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 		return NULL;
 	}
 	ti->map_fd = bpf_map__fd(ti->skel->maps.job_tgids);
+	ti->task_link = bpf_link__fd(ti->skel->links.job_tasks);
 	open_cgroup_walk(ti, cgroup);
 	return ti;
 }
 
 const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
 {
-	*why = ti->cg_link ? "" : ti->walk_why;
-	return ti->cg_link ? "cgroup" : "tasks";
+	*why = ti->cg_link >= 0 ? "" : ti->walk_why;
+	return ti->cg_link >= 0 ? "cgroup" : "tasks";
 }
 
 uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why)
@@ -320,8 +372,10 @@ void lwk_taskiter_close(struct lwk_taskiter *ti)
 		return;
 	drop_cgroup_walk(ti);
 	free(ti->cg_path);
+	if (ti->light)
+		lwk_taskiter_lbpf__destroy(ti->light); /* link, program and map fds */
 	if (ti->skel)
-		lwk_taskiter_bpf__destroy(ti->skel); /* link, program and map fds */
+		lwk_taskiter_bpf__destroy(ti->skel);
 	free(ti->in_map);
 	free(ti->want);
 	free(ti->procs);
@@ -439,14 +493,14 @@ static void reset(struct lwk_taskiter *ti)
 
 /* Run an iterator to its end: bytes read go to ti->buf, whole records
  * to their processes.  0, or -1 with errno. */
-static int run_iter(struct lwk_taskiter *ti, struct bpf_link *link)
+static int run_iter(struct lwk_taskiter *ti, int link)
 {
 	const size_t rec = sizeof(struct lwk_taskiter_rec);
 	size_t have = 0;
 	ssize_t n;
 	int fd, e = 0;
 
-	fd = bpf_iter_create(bpf_link__fd(link));
+	fd = bpf_iter_create(link);
 	if (fd < 0)
 		return -1;
 	for (;;) {
@@ -529,7 +583,7 @@ static const char *const stopped_why[] = {
  */
 static int read_cgroup(struct lwk_taskiter *ti)
 {
-	struct lwk_cgiter_bpf__bss *bss = ti->cg->bss;
+	struct lwk_cgiter_bpf__bss *bss = ti->bss;
 	const __u32 cap = sizeof(bss->recs) / sizeof(bss->recs[0]);
 	char why[160];
 
@@ -570,13 +624,13 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 	reset(ti);
 	if (!ti->n_in_map)
 		return 0;
-	if (ti->cg_link && ti->cg_rest) {
+	if (ti->cg_link >= 0 && ti->cg_rest) {
 		ti->cg_rest--;
 		fall_back(ti, "the cgroup walk rests after a stop");
-	} else if (ti->cg_link && read_cgroup(ti) == 0) {
+	} else if (ti->cg_link >= 0 && read_cgroup(ti) == 0) {
 		return (int)ti->nprocs;
 	}
-	if (run_iter(ti, ti->skel->links.job_tasks)) {
+	if (run_iter(ti, ti->task_link)) {
 		reset(ti); /* nothing of a read cut short */
 		return -1;
 	}
