@@ -45,7 +45,8 @@ spank_liblwkbpf_la_SOURCES = \
 	spank/node/taskiter.h \
 	spank/node/taskiter_rec.h
 if HAVE_BPF
-spank_liblwkbpf_la_SOURCES += spank/node/taskiter.c
+spank_liblwkbpf_la_SOURCES += spank/node/taskiter.c spank/node/taskiter_load.c \
+	spank/node/taskiter_load.h
 else
 spank_liblwkbpf_la_SOURCES += spank/node/taskiter_none.c
 endif

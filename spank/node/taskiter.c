@@ -1,52 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The BPF walks' loader and reader (node/taskiter.h); a build without
- * them has node/taskiter_none.c instead. */
-#define _GNU_SOURCE /* vasprintf */
+/* The BPF walks' reader (node/taskiter.h), their programs loaded by
+ * node/taskiter_load.c; a build without them has node/taskiter_none.c
+ * instead. */
 #include "node/taskiter.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
+#include "node/taskiter_load.h"
 #include "node/taskiter_rec.h"
-#include "node/taskiter.skel.h"
-#include "node/cgiter.skel.h"
-/* The light skeletons of the same programs (bpftool gen skeleton -L):
- * their loader, itself a BPF program, relocates them in the kernel
- * against the kernel's own BTF, where libbpf's skeleton parses the
- * whole of /sys/kernel/btf/vmlinux in the sampler for each object.
- * skel_internal.h needs errno and the string functions. */
-#include <bpf/skel_internal.h>
-#include "node/taskiter.lskel.h"
-#include "node/cgiter.lskel.h"
-
-/* One view of the cgroup walk's records, from either skeleton. */
-_Static_assert(sizeof(struct lwk_cgiter_bpf__bss) == sizeof(struct lwk_cgiter_lbpf__bss),
-	       "both skeletons of the cgroup walk lay its records out alike");
+#include "node/cgiter.skel.h" /* the layout of the cgroup walk's records */
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define READ_RECS 512 /* records per read() */
-#define LIGHT_MAP_MAX 65536 /* job_tgids' max_entries in node/taskiter.bpf.c */
 #define LWK_CG_REST 100 /* reads by the task walk after the cgroup walk stopped at a limit */
 
 struct lwk_taskiter {
-	/* Each walk from the light skeleton, or from libbpf's where the
-	 * light loader failed (libbpf then says why, if it fails too). */
-	struct lwk_taskiter_lbpf *light;
-	struct lwk_taskiter_bpf *skel;
-	int task_link;			/* the task walk's link (the skeleton's) */
-	struct lwk_cgiter_lbpf *cg_light;
-	struct lwk_cgiter_bpf *cg;	/* the job cgroup's walk, where the kernel has it */
-	int cg_prog;			/* its program (the skeleton's), -1 none */
-	struct lwk_cgiter_bpf__bss *bss; /* its records */
+	struct lwk_taskiter_progs progs; /* the loaded walks */
 	int cg_link;			/* -1: the cgroup walk is not used */
 	char *cg_path;			/* the job cgroup, and which directory it was */
 	dev_t cg_dev;
@@ -55,7 +32,6 @@ struct lwk_taskiter {
 	uint64_t cg_fallbacks;		/* reads the cgroup walk could not give whole */
 	unsigned cg_rest;		/* reads left before the cgroup walk is tried again */
 	char fallback_why[160];		/* why the first of them */
-	int map_fd;
 	size_t max;
 	pid_t *in_map;		/* the pids in the map, sorted */
 	size_t n_in_map;
@@ -71,73 +47,6 @@ struct lwk_taskiter {
 bool lwk_taskiter_built(void)
 {
 	return true;
-}
-
-/*
- * libbpf's messages while loading: the first warning names the step
- * that failed (libbpf's last one only says the skeleton did not load),
- * and the verifier's log, when there is one, ends with its reason.
- * libbpf's print callback takes no argument of ours, hence statics:
- * the sampler opens its source once, from its one thread.
- */
-static char first_msg[512], verifier_msg[512];
-
-static void keep_line(char *dst, size_t len, const char *s, size_t n)
-{
-	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
-		n--;
-	while (n && (*s == '\n' || *s == ' ')) {
-		s++;
-		n--;
-	}
-	snprintf(dst, len, "%.*s", (int)n, s);
-}
-
-static int keep_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *text, *end, *line;
-
-	if (level == LIBBPF_DEBUG || vasprintf(&text, fmt, ap) < 0)
-		return 0;
-	end = strstr(text, "-- END PROG LOAD LOG --");
-	if (end && strstr(text, "-- BEGIN PROG LOAD LOG --")) {
-		/* The log's last line before its end marker and the
-		 * verifier's statistics ("processed N insns ...",
-		 * "verification time ..."), never its begin marker's
-		 * line: the reason. */
-		const char *begin = strstr(text, "-- BEGIN PROG LOAD LOG --");
-
-		begin = strchr(begin, '\n') ? strchr(begin, '\n') + 1 : end;
-		do {
-			while (end > begin && (end[-1] == '\n' || end[-1] == ' '))
-				end--;
-			for (line = end; line > begin && line[-1] != '\n'; line--)
-				;
-			keep_line(verifier_msg, sizeof(verifier_msg), line, (size_t)(end - line));
-			end = line;
-		} while (line > begin && (!strncmp(line, "processed ", 10) ||
-					  !strncmp(line, "verification time ", 18)));
-	} else if (!first_msg[0]) {
-		line = text + strspn(text, "\n ");
-		end = strchr(line, '\n');
-		keep_line(first_msg, sizeof(first_msg), line, end ? (size_t)(end - line) : strlen(line));
-	}
-	free(text);
-	return 0;
-}
-
-static void why_not(int e, char *err, size_t errlen)
-{
-	/* The verifier refuses with EACCES too: its log tells the two
-	 * apart. */
-	if ((e == EPERM || e == EACCES) && !verifier_msg[0])
-		snprintf(err, errlen,
-			 "bpf: no permission to load the task iterator (needs CAP_BPF and "
-			 "CAP_PERFMON, or CAP_SYS_ADMIN): %s", strerror(e));
-	else
-		snprintf(err, errlen, "bpf: verifier or loader refused the task iterator: %s%s%s%s%s",
-			 strerror(e), first_msg[0] ? ": " : "", first_msg,
-			 verifier_msg[0] ? "; verifier: " : "", verifier_msg);
 }
 
 static int alloc_tables(struct lwk_taskiter *ti, size_t max)
@@ -206,7 +115,7 @@ static int attach_cgroup(struct lwk_taskiter *ti)
 	memset(&info, 0, sizeof(info));
 	info.cgroup.cgroup_fd = (__u32)fd;
 	info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
-	link = bpf_link_create(ti->cg_prog, 0, BPF_TRACE_ITER, &opts);
+	link = bpf_link_create(ti->progs.cg_prog, 0, BPF_TRACE_ITER, &opts);
 	e = errno;
 	close(fd);
 	if (link < 0) {
@@ -229,23 +138,13 @@ static void drop_cgroup_walk(struct lwk_taskiter *ti)
 	if (ti->cg_link >= 0)
 		close(ti->cg_link);
 	ti->cg_link = -1;
-	if (ti->cg_light)
-		lwk_cgiter_lbpf__destroy(ti->cg_light);
-	if (ti->cg)
-		lwk_cgiter_bpf__destroy(ti->cg);
-	ti->cg_light = NULL;
-	ti->cg = NULL;
-	ti->cg_prog = -1;
-	ti->bss = NULL;
+	lwk_taskiter_unload_cgroup(&ti->progs);
 }
 
 /* The walk of the job cgroup only (node/cgiter.bpf.c), on top of the
  * task walk: 0, or -1 with the reason in ti->walk_why. */
 static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
 {
-	libbpf_print_fn_t old;
-	int e = 0;
-
 	if (!cgroup) {
 		snprintf(ti->walk_why, sizeof(ti->walk_why),
 			 "no job cgroup: the task iterator walks every task of the node");
@@ -255,39 +154,8 @@ static int open_cgroup_walk(struct lwk_taskiter *ti, const char *cgroup)
 		snprintf(ti->walk_why, sizeof(ti->walk_why), "%s", strerror(errno));
 		return -1;
 	}
-	ti->cg_light = lwk_cgiter_lbpf__open_and_load();
-	if (ti->cg_light) {
-		ti->cg_prog = ti->cg_light->progs.job_cgroup.prog_fd;
-		ti->bss = (struct lwk_cgiter_bpf__bss *)ti->cg_light->bss;
-		if (attach_cgroup(ti)) {
-			drop_cgroup_walk(ti);
-			return -1;
-		}
-		return 0;
-	}
-	first_msg[0] = verifier_msg[0] = '\0';
-	old = libbpf_set_print(keep_msg);
-	ti->cg = lwk_cgiter_bpf__open();
-	e = ti->cg ? 0 : errno;
-	if (!e && lwk_cgiter_bpf__load(ti->cg))
-		e = errno;
-	libbpf_set_print(old);
-	if (!e) {
-		ti->cg_prog = bpf_program__fd(ti->cg->progs.job_cgroup);
-		ti->bss = ti->cg->bss;
-	}
-	if (e) {
-		/* Before 6.7 libbpf finds no bpf_iter_css_task_new in the
-		 * kernel's BTF: its first warning says so. */
-		snprintf(ti->walk_why, sizeof(ti->walk_why),
-			 "the cgroup walk (css_task and task iterators, Linux 6.7+) did not load: "
-			 "%s%s%s%s%s",
-			 strerror(e), first_msg[0] ? ": " : "", first_msg,
-			 verifier_msg[0] ? "; verifier: " : "", verifier_msg);
-		drop_cgroup_walk(ti);
-		return -1;
-	}
-	if (attach_cgroup(ti)) {
+	if (lwk_taskiter_load_cgroup(&ti->progs, ti->walk_why, sizeof(ti->walk_why)) ||
+	    attach_cgroup(ti)) {
 		drop_cgroup_walk(ti);
 		return -1;
 	}
@@ -298,9 +166,7 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 				      size_t errlen)
 {
 	struct lwk_taskiter *ti;
-	libbpf_print_fn_t old;
 	char ns[64];
-	int e;
 
 	if (!sees_kernel_pids(ns, sizeof(ns))) {
 		snprintf(err, errlen,
@@ -314,42 +180,19 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 		return NULL;
 	}
 	ti = calloc(1, sizeof(*ti));
-	if (ti)
-		ti->task_link = ti->cg_prog = ti->cg_link = -1;
+	if (ti) {
+		lwk_taskiter_progs_init(&ti->progs);
+		ti->cg_link = -1;
+	}
 	if (!ti || alloc_tables(ti, max_procs ? max_procs : 1)) {
 		snprintf(err, errlen, "bpf: %s", strerror(ENOMEM));
 		lwk_taskiter_close(ti);
 		return NULL;
 	}
-	/* The light skeleton's map is as the program defines it. */
-	if (ti->max <= LIGHT_MAP_MAX && (ti->light = lwk_taskiter_lbpf__open_and_load()) &&
-	    lwk_taskiter_lbpf__attach(ti->light) == 0) {
-		ti->task_link = ti->light->links.job_tasks_fd;
-		ti->map_fd = ti->light->maps.job_tgids.map_fd;
-		open_cgroup_walk(ti, cgroup);
-		return ti;
-	}
-	if (ti->light)
-		lwk_taskiter_lbpf__destroy(ti->light);
-	ti->light = NULL;
-	first_msg[0] = verifier_msg[0] = '\0';
-	old = libbpf_set_print(keep_msg);
-	ti->skel = lwk_taskiter_bpf__open();
-	e = ti->skel ? 0 : errno;
-	if (!e && bpf_map__set_max_entries(ti->skel->maps.job_tgids, (__u32)ti->max))
-		e = errno;
-	if (!e && lwk_taskiter_bpf__load(ti->skel))
-		e = errno;
-	if (!e && lwk_taskiter_bpf__attach(ti->skel))
-		e = errno;
-	libbpf_set_print(old);
-	if (e) {
-		why_not(e, err, errlen);
+	if (lwk_taskiter_load_tasks(&ti->progs, ti->max, err, errlen)) {
 		lwk_taskiter_close(ti);
 		return NULL;
 	}
-	ti->map_fd = bpf_map__fd(ti->skel->maps.job_tgids);
-	ti->task_link = bpf_link__fd(ti->skel->links.job_tasks);
 	open_cgroup_walk(ti, cgroup);
 	return ti;
 }
@@ -372,10 +215,7 @@ void lwk_taskiter_close(struct lwk_taskiter *ti)
 		return;
 	drop_cgroup_walk(ti);
 	free(ti->cg_path);
-	if (ti->light)
-		lwk_taskiter_lbpf__destroy(ti->light); /* link, program and map fds */
-	if (ti->skel)
-		lwk_taskiter_bpf__destroy(ti->skel);
+	lwk_taskiter_unload(&ti->progs); /* link, program and map fds */
 	free(ti->in_map);
 	free(ti->want);
 	free(ti->procs);
@@ -423,7 +263,7 @@ int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
 		if (j >= n || ti->want[j] != ti->in_map[i]) {
 			__u32 k = (__u32)ti->in_map[i];
 
-			bpf_map_delete_elem(ti->map_fd, &k);
+			bpf_map_delete_elem(ti->progs.map_fd, &k);
 		}
 	}
 	/* Then what came.  A pid the map refused (no memory) is left out
@@ -434,7 +274,7 @@ int lwk_taskiter_set_pids(struct lwk_taskiter *ti, const pid_t *pids, size_t n)
 		if (i >= ti->n_in_map || ti->in_map[i] != ti->want[j]) {
 			__u32 k = (__u32)ti->want[j];
 
-			if (bpf_map_update_elem(ti->map_fd, &k, &one, BPF_ANY)) {
+			if (bpf_map_update_elem(ti->progs.map_fd, &k, &one, BPF_ANY)) {
 				rc = -1;
 				continue;
 			}
@@ -583,7 +423,7 @@ static const char *const stopped_why[] = {
  */
 static int read_cgroup(struct lwk_taskiter *ti)
 {
-	struct lwk_cgiter_bpf__bss *bss = ti->bss;
+	struct lwk_cgiter_bpf__bss *bss = ti->progs.bss;
 	const __u32 cap = sizeof(bss->recs) / sizeof(bss->recs[0]);
 	char why[160];
 
@@ -630,7 +470,7 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 	} else if (ti->cg_link >= 0 && read_cgroup(ti) == 0) {
 		return (int)ti->nprocs;
 	}
-	if (run_iter(ti, ti->task_link)) {
+	if (run_iter(ti, ti->progs.task_link)) {
 		reset(ti); /* nothing of a read cut short */
 		return -1;
 	}

@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; failed=1; }
 
 cd "$src" || exit 99
 # Generated files (the BPF skeleton, in an in-tree build) are not ours to lay out.
-mapfile -t files < <(find spank -name '*.[ch]' ! -name '*.skel.h' | sort)
+mapfile -t files < <(find spank -name '*.[ch]' ! -name '*.skel.h' ! -name '*.lskel.h' | sort)
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: no sources under $src/spank"; exit 1; }
 
 # part FILE: the folder a file belongs to ("glue" at the top), in
@@ -101,7 +101,7 @@ while IFS=: read -r f line inc; do
 	*) fail "$f:$line: #include \"$inc\": name it by its path below spank/"; bad=1; continue ;;
 	esac
 	# A generated header (the BPF skeleton) is in the build tree, if built.
-	[ -e "spank/$inc" ] || [[ $inc == *.skel.h ]] ||
+	[ -e "spank/$inc" ] || [[ $inc == *.skel.h || $inc == *.lskel.h ]] ||
 		{ fail "$f:$line: #include \"$inc\": no spank/$inc"; bad=1; continue; }
 	[ "$to" = "$own" ] && continue
 	if [ "$own" = cmd ] && [ "$to" = glue ]; then
