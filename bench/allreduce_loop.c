@@ -6,12 +6,14 @@
  * in an MPI_Allreduce, so an iteration lasts as long as its slowest rank
  * and any rank's delay is everyone's.
  *
- *   allreduce-loop --iterations K --work-ms W [--pin] [--monitor MODE
+ *   allreduce-loop --iterations K --work-ms W [--pin|--pin-global] [--monitor MODE
  *                  --interval-ms I --cost-ms D]
  *
- * --pin binds rank r to CPU r mod (CPUs this process may use): on a dev
- * cluster whose "nodes" share one machine, every rank would otherwise
- * get the same CPU from Slurm's view of its node.
+ * --pin binds the node's r-th rank (its rank among those sharing memory
+ * with it) to the r-th CPU it may use, mod their count: on a node
+ * filled with ranks each has a CPU of its own.  --pin-global uses the
+ * rank in the job instead: on a dev cluster whose "nodes" share one
+ * machine (MPI sees them as different nodes) no two ranks share a CPU.
  * --monitor aligned|random: the positive control, a thread pinned to the
  * rank's CPU that burns D ms of CPU every I ms, at the same wall-clock
  * instants k*I on every node (aligned) or at a random phase of its own
@@ -93,7 +95,7 @@ static int cmp_double(const void *a, const void *b)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: allreduce-loop --iterations K --work-ms W [--pin] "
+	fprintf(stderr, "usage: allreduce-loop --iterations K --work-ms W [--pin|--pin-global] "
 			"[--monitor aligned|random --interval-ms I --cost-ms D]\n");
 	return 2;
 }
@@ -103,7 +105,8 @@ int main(int argc, char **argv)
 	long iters = 0;
 	double work_ms = 0, interval_ms = 500, cost_ms = 20;
 	const char *mode = NULL;
-	int pin = 0, rank, size, cpu = -1;
+	int pin = 0, rank, size, local, cpu = -1;
+	MPI_Comm node;
 	struct monitor m = { 0 };
 	pthread_t mon;
 	double *t;
@@ -111,8 +114,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--pin")) {
-			pin = 1;
+		if (!strcmp(a, "--pin") || !strcmp(a, "--pin-global")) {
+			pin = a[5] ? 2 : 1;
 			continue;
 		}
 		if (!v)
@@ -138,13 +141,17 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* The ranks of this node (sharing its memory). */
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, &local);
 	if (pin) {
 		cpu_set_t allowed, one;
 		int n = 0;
 
 		sched_getaffinity(0, sizeof(allowed), &allowed);
 		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &allowed) && n++ == rank % CPU_COUNT(&allowed))
+			if (CPU_ISSET(c, &allowed) &&
+			    n++ == (pin == 2 ? rank : local) % CPU_COUNT(&allowed))
 				cpu = c;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
@@ -153,14 +160,20 @@ int main(int argc, char **argv)
 	if (mode) {
 		m.interval_ns = (uint64_t)(interval_ms * 1e6);
 		m.cost_ns = (uint64_t)(cost_ms * 1e6);
-		/* Random: a phase of each rank's own, from its rank and the
-		 * time, never the same on two ranks by construction. */
+		/* Random: a phase of each node's own (the monitor is the
+		 * node's: every rank there is hit at once), uniform over the
+		 * interval, drawn by the node's first rank. */
 		srand((unsigned)(now_ns(CLOCK_REALTIME) ^ ((uint64_t)rank * 2654435761U)));
-		m.phase_ns = !strcmp(mode, "random") ? (uint64_t)rand() % m.interval_ns : 0;
+		m.phase_ns = !strcmp(mode, "random")
+				     ? (((uint64_t)rand() << 31) ^ (uint64_t)rand()) % m.interval_ns
+				     : 0;
+		MPI_Bcast(&m.phase_ns, 1, MPI_UINT64_T, 0, node);
 		m.cpu = cpu >= 0 ? cpu : sched_getcpu();
 		pthread_create(&mon, NULL, monitor_run, &m);
 	}
 	t = calloc((size_t)iters, sizeof(*t));
+	if (!t)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (long i = -iters / 10; i < iters; i++) {
 		double x = 1, s0 = MPI_Wtime();
 
@@ -183,6 +196,7 @@ int main(int argc, char **argv)
 		       t[iters / 2], sum / (double)iters, t[iters * 9 / 10]);
 	}
 	free(t);
+	MPI_Comm_free(&node);
 	MPI_Finalize();
 	return 0;
 }

@@ -177,10 +177,9 @@ static void systemd_conf_check(const char *node, const char *conf)
 /*
  * And cgroup v2 delegation: Slurm has made its scope for the steps by the
  * time slurmd calls its plugins (cgroup_g_init before spank_slurmd_init
- * in _slurmd_init, slurm-22-05-11-1 to slurm-26-05-3-1), slurmd is in
- * it or beside it (a unit of the same slice), and what slurmd's cgroup
- * is offered its neighbours are too.  Slurm itself refuses to start only
- * when it constrains cores.
+ * in _slurmd_init, slurm-22-05-11-1 to slurm-26-05-3-1), and the steps'
+ * cgroups get what it was given.  Slurm itself refuses to start only
+ * when it constrains cores.  No scope (no cgroup/v2): nothing to judge.
  */
 static void delegation_check(const char *node)
 {
@@ -189,12 +188,12 @@ static void delegation_check(const char *node)
 	if (lwk_cgroup_detect(lwk_cfg.cgroup_root) != LWK_CGROUP_V2)
 		return;
 	lwk_cgroup_text_read("/proc/self/cgroup", text, sizeof(text));
-	if (!lwk_cgroup_v2_dir(text, lwk_cfg.cgroup_root, dir, sizeof(dir)) &&
+	if (!lwk_slurm_scope_dir(text, lwk_cfg.cgroup_root, node, dir, sizeof(dir)) &&
 	    lwk_cgroup_lacks_cpuset(dir, why, sizeof(why)))
-		slurm_error("lwk: %s, slurmd's cgroup on %s: --lwk steps will be refused and "
-			    "--contention-aware jobs run unsplit; give slurmd's unit Delegate=yes "
-			    "(slurmd.service of Debian and SchedMD has it), or on a node in a container "
-			    "a cgroup with the cpuset controller", why, node);
+		slurm_error("lwk: %s, Slurm's scope for the steps on %s: --lwk steps will be refused and "
+			    "--contention-aware jobs run unsplit; Slurm's cgroups need the cpuset "
+			    "controller delegated (systemd 244 or later gives it to Slurm's scope; in a "
+			    "container, the container's cgroup must have it)", why, node);
 }
 
 /* slurmd's configuration, checked once as it starts. */

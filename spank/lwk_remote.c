@@ -160,7 +160,6 @@ static void start_sampler(spank_t sp, const char *step)
 	a.cgroup_root = lwk_cfg.cgroup_root;
 	a.memory_max = lwk_cfg.syncmon_memory;
 	a.cpu_max = lwk_cfg.syncmon_cpu;
-	a.fifo = (unsigned)lwk_cfg.syncmon_fifo;
 	/* An --lwk job's sampler is one of its Linux-side helpers: on the
 	 * OS cores, off the App cores. */
 	if (lwk_remote_lwk_os_cpus() &&
@@ -169,6 +168,16 @@ static void start_sampler(spank_t sp, const char *step)
 	else if (!lwk_remote_lwk_os_cpus())
 		job_cpus(sp, cpus, sizeof(cpus));
 	a.cpus = cpus[0] ? cpus : NULL;
+	/* A real-time sampler preempts whatever runs on its CPUs: only an
+	 * --lwk job's, pinned to that job's OS cores on a node the policy
+	 * gave it whole.  Another job's allocation may share cores
+	 * (OverSubscribe), be split (--contention-aware) or not map to
+	 * CPUs at all (unpinned). */
+	a.fifo = lwk_remote_lwk_os_cpus() && a.cpus ? (unsigned)lwk_cfg.syncmon_fifo : 0;
+	if (lwk_cfg.syncmon_fifo && !a.fifo)
+		slurm_info("lwk: step %s: syncmon_fifo=%u is for an --lwk job's sampler, on its own OS "
+			   "cores: this one stays in the normal class", step,
+			   (unsigned)lwk_cfg.syncmon_fifo);
 	/* What the sampler adds to the step's start, for bench/srun-latency:
 	 * the step waits for it here, on each node. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -35,8 +35,9 @@ static const struct lwk_kv_key config_keys[] = {
 	/* From a hundredth of a percent of one CPU to a whole one. */
 	{ "syncmon_cpu", LWK_KV_PERCENT, offsetof(struct lwk_config, syncmon_cpu), 1, 10000, NULL,
 	  LWK_KV_NOSET },
-	/* sched_setscheduler(2)'s range for SCHED_FIFO; 0 leaves it off. */
-	{ "syncmon_fifo", LWK_KV_UINT, offsetof(struct lwk_config, syncmon_fifo), 0, 99, NULL,
+	/* Below threaded IRQ handlers (50), which the sampler must not
+	 * hold off; 0 leaves it off. */
+	{ "syncmon_fifo", LWK_KV_UINT, offsetof(struct lwk_config, syncmon_fifo), 0, 49, NULL,
 	  LWK_KV_NOSET },
 	{ NULL, 0, 0, 0, 0, NULL, 0 }
 };

@@ -119,9 +119,9 @@ static int undelegated(const struct lwk_node_roots *r, enum lwk_cgroup_version v
 	snprintf(dir, sizeof(dir), "%s%.*s", r->cgroup_root, slash ? (int)(slash - cg) : 0, cg);
 	if (!lwk_cgroup_lacks_cpuset(dir, why, sizeof(why)))
 		return 0;
-	return ERR("lwk: --lwk: %s on %s, so the job cannot have CPUs of its own; give slurmd's "
-		   "unit Delegate=yes (slurmd.service of Debian and SchedMD has it), or on a node in "
-		   "a container a cgroup with the cpuset controller", why, r->node);
+	return ERR("lwk: --lwk: %s on %s, so the job cannot have CPUs of its own; Slurm's cgroups "
+		   "need the cpuset controller delegated (systemd 244 or later gives it to Slurm's "
+		   "scope; in a container, the container's cgroup must have it)", why, r->node);
 }
 
 /* A step's CPUs and memory nodes.  On v1 Slurm 22.05 makes the step's

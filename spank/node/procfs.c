@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int lwk_cgroup_line(const char **cursor, char *ctl, size_t ctllen, char *path, size_t pathlen)
@@ -48,6 +49,38 @@ int lwk_cgroup_v2_dir(const char *text, const char *cgroup_root, char *dir, size
 			snprintf(dir, len, "%s%s", cgroup_root, strcmp(path, "/") ? path : "");
 			return 0;
 		}
+	return -1;
+}
+
+int lwk_slurm_scope_dir(const char *text, const char *cgroup_root, const char *node, char *dir,
+			size_t len)
+{
+	char self[4700], cand[4700];
+	const char *names[2] = { NULL, "slurmstepd.scope" };
+	char named[300];
+	size_t n;
+	struct stat st;
+
+	if (lwk_cgroup_v2_dir(text, cgroup_root, self, sizeof(self)) == 0) {
+		n = strlen(self);
+		if (n > 7 && !strcmp(self + n - 7, "/slurmd")) {
+			self[n - 7] = '\0';
+			n -= 7;
+			if (n > 6 && !strcmp(self + n - 6, ".scope")) {
+				snprintf(dir, len, "%s", self);
+				return 0;
+			}
+		}
+	}
+	snprintf(named, sizeof(named), "%s_slurmstepd.scope", node);
+	names[0] = named;
+	for (int i = 0; i < 2; i++) {
+		snprintf(cand, sizeof(cand), "%s/system.slice/%s", cgroup_root, names[i]);
+		if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(dir, len, "%s", cand);
+			return 0;
+		}
+	}
 	return -1;
 }
 

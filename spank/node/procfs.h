@@ -34,6 +34,17 @@ void lwk_cgroup_text_read(const char *path, char *text, size_t len);
 int lwk_cgroup_v2_dir(const char *text, const char *cgroup_root, char *dir, size_t len);
 
 /*
+ * The scope Slurm's cgroup/v2 plugin runs its steps in, from slurmd's own
+ * /proc/self/cgroup text: the one slurmd sits in when it started it
+ * (".../<scope>.scope/slurmd"), else system.slice's "<node>_slurmstepd.scope"
+ * or "slurmstepd.scope" under cgroup_root (_init_new_scope and
+ * cgroup_p_setup_scope, src/plugins/cgroup/v2/cgroup_v2.c, slurm-22-05-11-1
+ * to slurm-26-05-3-1).  0, or -1 where there is none (no cgroup/v2).
+ */
+int lwk_slurm_scope_dir(const char *text, const char *cgroup_root, const char *node, char *dir,
+			size_t len);
+
+/*
  * Slurm's job level in the path of a cgroup of one of job `job`'s own
  * processes (n bytes: a /proc/<pid>/cgroup line's path):
  *   "job_<job>"  cgroup v1; v2 up to 25.11, and 26.05 with

@@ -24,7 +24,7 @@ struct bpf_iter__task {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
+	__uint(max_entries, LWK_TASKITER_MAP_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } job_tgids SEC(".maps");

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,16 @@
 #include "node/taskiter.lskel.h"
 #include "node/cgiter.lskel.h"
 
-#define LIGHT_MAP_MAX 65536 /* job_tgids' max_entries in node/taskiter.bpf.c */
-
+/* The reader takes the cgroup walk's records through libbpf's type. */
+#define SAME_FIELD(f)                                                                         \
+	_Static_assert(offsetof(struct lwk_cgiter_bpf__bss, f) ==                               \
+			       offsetof(struct lwk_cgiter_lbpf__bss, f),                        \
+		       "both skeletons place " #f " alike")
+SAME_FIELD(stopped);
+SAME_FIELD(ncgroups);
+SAME_FIELD(nrecs);
+SAME_FIELD(recs);
+SAME_FIELD(nthreads);
 _Static_assert(sizeof(struct lwk_cgiter_bpf__bss) == sizeof(struct lwk_cgiter_lbpf__bss),
 	       "both skeletons of the cgroup walk lay its records out alike");
 
@@ -105,8 +114,9 @@ int lwk_taskiter_load_tasks(struct lwk_taskiter_progs *p, size_t max, char *err,
 	libbpf_print_fn_t old;
 	int e;
 
-	/* The light skeleton's map is as the program defines it. */
-	if (max <= LIGHT_MAP_MAX && (p->light = lwk_taskiter_lbpf__open_and_load()) &&
+	/* The light skeleton's map is as the program defines it; libbpf's
+	 * is sized before its load. */
+	if (max <= LWK_TASKITER_MAP_MAX && (p->light = lwk_taskiter_lbpf__open_and_load()) &&
 	    lwk_taskiter_lbpf__attach(p->light) == 0) {
 		p->task_link = p->light->links.job_tasks_fd;
 		p->map_fd = p->light->maps.job_tgids.map_fd;

@@ -8,6 +8,8 @@
 #define LWK_TASKITER_REC_H
 
 #define LWK_TASKITER_COMM 16
+/* The task walk's job_tgids map: processes of one job on one node. */
+#define LWK_TASKITER_MAP_MAX 65536
 
 struct lwk_taskiter_rec {
 	__u32 tgid, tid;

@@ -34,8 +34,9 @@ static void usage(void)
 		"               loaded (default 134217728: plugstack.conf syncmon_memory=)\n"
 		"  --cpu-max HUNDREDTHS  its CPU on average, in hundredths of a percent of one\n"
 		"               CPU (default 1000: syncmon_cpu=10%%); ticks over it are skipped\n"
-		"  --fifo PRIO  run SCHED_FIFO at this priority, 1 to 99 (plugstack.conf\n"
-		"               syncmon_fifo=); default the normal class\n"
+		"  --fifo PRIO  run SCHED_FIFO at this priority, 1 to 49 (plugstack.conf\n"
+		"               syncmon_fifo=), back to the normal class for good if a tick\n"
+		"               runs past its share of the interval; default the normal class\n"
 		"Exit status: 0; 1 could not start sampling; 2 bad arguments; 3 source=bpf\n"
 		"cannot work on this node.\n"
 		"Started by the lwk SPANK plugin; see slurm-lwk(1), --sync-monitor.\n");
@@ -78,13 +79,17 @@ int main(int argc, char **argv)
 		case 'O': a.orphan_after = strtoull(optarg, NULL, 10); break;
 		case 'M': a.memory_max = strtoull(optarg, NULL, 10); break;
 		case 'U': a.cpu_max = strtoull(optarg, NULL, 10); break;
-		case 'F':
-			a.fifo = (unsigned)strtoul(optarg, NULL, 10);
-			if (!a.fifo || a.fifo > 99) {
+		case 'F': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (end == optarg || *end || !v || v > 49) {
 				usage();
 				return 2;
 			}
+			a.fifo = (unsigned)v;
 			break;
+		}
 		case 'R':
 			a.ready_fd = (int)strtol(optarg, NULL, 10);
 			/* Not for the sampler's children, and never stdin/out/err. */

@@ -120,26 +120,58 @@ static int pin_to_cpus(const char *cpus)
 /*
  * The site's syncmon_fifo=: on a node whose CPUs the job fills, a
  * sampler of the normal class wakes for its tick only when the
- * scheduler gets to it (tens of ms late under load, bench/tick-lateness),
- * and ticks late by different amounts on different nodes are exactly
- * the unaligned noise the sampler exists to avoid.  A real-time class
- * wakes it at the tick; syncmon_cpu= still bounds what it takes.  Set
- * after the source is loaded (a long load must not hold a CPU the job's
- * start needs) and while the sampler may still (CAP_SYS_NICE); reset on
- * fork.  A refusal leaves it sampling in the normal class, said.
+ * scheduler gets to it (ms late on a loaded node, tens of ms on a busy
+ * host: bench/tick-lateness), and ticks late by different amounts on
+ * different nodes are exactly the unaligned noise the sampler exists
+ * to avoid.  A real-time class wakes it at the tick.  What one tick may
+ * take there is bounded apart from syncmon_cpu= (which holds over 10 s,
+ * between ticks): RLIMIT_RTTIME at the tick's share of the interval
+ * (at least 5 ms); past it the kernel sends SIGXCPU and the sampler is
+ * back in the normal class for good (leaving it needs no privilege),
+ * and a second later, if it could not leave, SIGKILL.
+ * Set after the source is loaded (a long load must not hold a CPU the
+ * job's start needs) and while the sampler may still (CAP_SYS_NICE);
+ * reset on fork.  A refusal leaves it sampling in the normal class,
+ * said.  The plugin asks for it only on an --lwk job's own OS cores.
  */
-static unsigned run_fifo(unsigned prio)
+static volatile sig_atomic_t fifo_dropped;
+
+static void on_rttime(int sig)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sig;
+	/* Keeping the reset-on-fork flag: only a privileged thread may
+	 * clear it, and the sampler has given up its privileges. */
+	if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp) == 0)
+		fifo_dropped = 1;
+}
+
+static unsigned run_fifo(unsigned prio, const char *cpus, uint64_t interval_us, uint64_t cpu_max)
 {
 	struct sched_param sp = { .sched_priority = (int)prio };
+	uint64_t us = interval_us * cpu_max / 10000;
+	/* The hard limit (SIGKILL) only if a tick goes a second past the
+	 * soft one without the class dropped. */
+	struct rlimit rt = { .rlim_cur = us < 5000 ? 5000 : us,
+			     .rlim_max = (us < 5000 ? 5000 : us) + 1000000 };
 
 	if (!prio)
 		return 0;
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+	if (!cpus) {
+		say("syncmon_fifo=%u without --cpus: a real-time sampler must be pinned to its job's "
+		    "CPUs; sampling in the normal class", prio);
+		return 0;
+	}
+	signal(SIGXCPU, on_rttime);
+	if (setrlimit(RLIMIT_RTTIME, &rt) ||
+	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
 		say("cannot run SCHED_FIFO at priority %u (syncmon_fifo=%u): %s; sampling in the "
 		    "normal class", prio, prio, strerror(errno));
 		return 0;
 	}
-	say("running SCHED_FIFO at priority %u (syncmon_fifo=%u)", prio, prio);
+	say("running SCHED_FIFO at priority %u (syncmon_fifo=%u), at most %llu ms a tick", prio,
+	    prio, (unsigned long long)rt.rlim_cur / 1000);
 	return prio;
 }
 
@@ -334,6 +366,11 @@ static bool sample_tick(struct run *r)
 	size_t len, cost_at;
 	char cost_txt[16];
 
+	if (fifo_dropped && r->fifo) {
+		say("a tick ran past its share at SCHED_FIFO (syncmon_fifo=%u): sampling in the "
+		    "normal class from now on", r->fifo);
+		r->fifo = 0;
+	}
 	t_ideal = r->tick.next;
 	t = now_ns(CLOCK_REALTIME);
 	late = lwk_ticker_fire(&r->tick, t, &k);
@@ -482,7 +519,7 @@ int lwk_sampler_run(const struct lwk_sampler_args *a)
 		lwk_sample_source_close(&r.s);
 		return 1;
 	}
-	r.fifo = run_fifo(a->fifo);
+	r.fifo = run_fifo(a->fifo, a->cpus, r.s.o.interval, a->cpu_max);
 	/* Never on with more than it needs: no sampler rather than one
 	 * that keeps root's capabilities for the job's life. */
 	if (lwk_syncmon_confine(!r.s.cgroup, r.s.use_bpf && lwk_syncmon_bpf_fds_need_caps())) {

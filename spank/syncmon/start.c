@@ -272,9 +272,9 @@ static void escape_cgroups(const struct launch *l, pid_t me)
 static void exec_sampler(const struct launch *l)
 {
 	const struct lwk_syncmon_start *a = l->a;
-	/* At most 26: 21 always (the program and ten options with their
-	 * values), 2 each for --cgroup and --cpus, the NULL.  Count again
-	 * when adding one. */
+	/* At most 28: 21 always (the program and ten options with their
+	 * values), 2 each for --cgroup, --cpus and --fifo, the NULL.  Count
+	 * again when adding one. */
 	const char *argv[SAMPLER_ARGV];
 	int i = 0, e;
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };

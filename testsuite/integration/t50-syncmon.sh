@@ -374,21 +374,31 @@ test_the_sites_bounds_on_the_sampler_hold() {
 		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
 }
 
-# The site's syncmon_fifo=: the sampler of every job runs SCHED_FIFO at
-# that priority, and its header says so; without it, the normal class.
-test_syncmon_fifo_runs_the_sampler_real_time() {
+# The site's syncmon_fifo=: an --lwk job's sampler, on that job's own OS
+# cores, runs SCHED_FIFO at that priority and its header says so;
+# another job's sampler, whose CPUs other jobs may share, stays in the
+# normal class, said in the slurmd log.
+test_syncmon_fifo_runs_an_lwk_jobs_sampler_real_time() {
 	need_own_cluster 'plugstack.conf (syncmon_fifo=)'
 	local dir=$LWK_WORK/sm-fifo header
 	mkdir -p "$dir"
+	lwk_sampler_job() {
+		jid=$(sbatch --parsable -N1 -w ${NODE1} --lwk -o "$1/out" --sync-monitor="$2",dir="$1" \
+			--wrap 'sleep 3') || fail "sbatch failed"
+		wait_job "$jid"
+	}
+	with_plugstack "syncmon_fifo=3" lwk_sampler_job "$dir" interval=50ms
+	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state: $(cat "$dir/out")"
+	header=$(head -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
+	[[ $header == *'"sched_fifo":3,'* ]] || fail "syncmon_fifo=3, --lwk: the header says: $header"
+	assert_grep "lwk: job $jid on ${NODE1}: lwk-syncmon: running SCHED_FIFO at priority 3 \\(syncmon_fifo=3\\)" \
+		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
 	with_plugstack "syncmon_fifo=3" sampler_job "$dir" interval=50ms
 	[ "$job_state" = COMPLETED ] || fail "job $jid ended $job_state"
 	header=$(head -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
-	[[ $header == *'"sched_fifo":3,'* ]] || fail "syncmon_fifo=3: the header says: $header"
-	assert_grep "lwk: job $jid on ${NODE1}: lwk-syncmon: running SCHED_FIFO at priority 3 \\(syncmon_fifo=3\\)" \
+	[[ $header == *'"sched_fifo":0,'* ]] || fail "syncmon_fifo=3, no --lwk: the header says: $header"
+	assert_grep "lwk: step $jid\\.batch: syncmon_fifo=3 is for an --lwk job's sampler, on its own OS cores: this one stays in the normal class" \
 		"$(slurmd_log ${NODE1})" "${NODE1}'s slurmd log"
-	sampler_job "$dir" interval=50ms
-	header=$(head -1 "$dir"/syncmon-"$jid"-${NODE1}.jsonl)
-	[[ $header == *'"sched_fifo":0,'* ]] || fail "without syncmon_fifo=: the header says: $header"
 }
 
 # /proc/<pid>/cwd and fd/N lead into another process's directory without

@@ -155,26 +155,62 @@ ok "says why it stopped" "grep -q 'job 4244 has had no process on tnode for 1 s:
 ok "and still writes its footer" "tail -1 $tmp/out/syncmon-4244-tnode.jsonl | grep -q '^{\"end\":true'"
 "$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --orphan-after 0 >/dev/null 2>&1
 ok "--orphan-after 0 is refused (exit 2)" "[ $? = 2 ]"
-# The site's syncmon_fifo=: a real-time class, at the priority given,
-# said in its log and its header; nothing else is a priority.
-for bad in 0 100 x; do
+# The site's syncmon_fifo=: a real-time class, at the priority given
+# (1 to 49, below threaded IRQ handlers), only pinned (--cpus), said in
+# its log and its header; nothing else is a priority.
+for bad in 0 50 x 4294967303; do
 	"$bin" --job 4244 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --fifo $bad >/dev/null 2>&1
 	ok "--fifo $bad is refused (exit 2)" "[ $? = 2 ]"
 done
+fifo_run() { # STATE-DIR ARGS...: a sampler of job 4248 until its log says its class
+	local state=$1
+	shift
+	rm -rf "$state" && mkdir "$state"
+	"$bin" --job 4248 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$state" \
+		--options interval=50ms "$@" &
+	mon=$!
+	for _ in $(seq 100); do grep -q 'SCHED_FIFO' "$state/syncmon.log" 2>/dev/null && break; sleep 0.1; done
+}
 SLURM_JOB_ID=4248 SLURMD_NODENAME=tnode sleep 30 &
 kids="$kids $!"
-rm -rf "$tmp/fifo-state" && mkdir "$tmp/fifo-state"
-"$bin" --job 4248 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/fifo-state" \
-	--options interval=50ms --fifo 7 &
-mon=$!
-for _ in $(seq 100); do grep -q 'writing ' $tmp/fifo-state/syncmon.log 2>/dev/null && break; sleep 0.1; done
-# /proc/PID/stat: field 40 rt_priority, 41 policy (1: SCHED_FIFO).
-ok "--fifo 7: it runs SCHED_FIFO at priority 7" \
-	"[ \"\$(awk '{print \$40, \$41}' /proc/$mon/stat)\" = '7 1' ]"
-kill $mon
-wait $mon
-ok "--fifo 7: its log says so" "grep -q 'running SCHED_FIFO at priority 7 (syncmon_fifo=7)' $tmp/fifo-state/syncmon.log"
-ok "--fifo 7: its header says so" "head -1 $tmp/out/syncmon-4248-tnode.jsonl | grep -q '\"sched_fifo\":7,'"
+if ! chrt -f 1 true 2>/dev/null; then
+	echo "SKIP: --fifo: this machine refuses SCHED_FIFO to root (a container without CAP_SYS_NICE)"
+else
+	fifo_run "$tmp/fifo-state" --fifo 7 --cpus 0
+	# /proc/PID/stat: field 40 rt_priority, 41 policy (1: SCHED_FIFO).
+	ok "--fifo 7: it runs SCHED_FIFO at priority 7" \
+		"[ \"\$(awk '{print \$40, \$41}' /proc/$mon/stat)\" = '7 1' ]"
+	kill $mon
+	wait $mon
+	ok "--fifo 7: its log says so, and the most a tick may take (10% of 50 ms, at least 5 ms)" \
+		"grep -q 'running SCHED_FIFO at priority 7 (syncmon_fifo=7), at most 5 ms a tick' $tmp/fifo-state/syncmon.log"
+	ok "--fifo 7: its header says so" "head -1 $tmp/out/syncmon-4248-tnode.jsonl | grep -q '\"sched_fifo\":7,'"
+	rm -f "$tmp/out/syncmon-4248-tnode.jsonl"
+	fifo_run "$tmp/fifo-state" --fifo 7
+	ok "--fifo 7 without --cpus: the normal class" "[ \"\$(awk '{print \$41}' /proc/$mon/stat)\" = 0 ]"
+	kill $mon
+	wait $mon
+	ok "--fifo 7 without --cpus: its log says why" \
+		"grep -q 'syncmon_fifo=7 without --cpus: a real-time sampler must be pinned' $tmp/fifo-state/syncmon.log"
+	ok "--fifo 7 without --cpus: its header says 0" "head -1 $tmp/out/syncmon-4248-tnode.jsonl | grep -q '\"sched_fifo\":0,'"
+	# A tick that runs past its share (here a /proc of 3000 processes
+	# of the job to scan, 5 ms allowed): the kernel's SIGXCPU puts it
+	# back in the normal class, for good.
+	mkdir "$tmp/bigproc"
+	(cd "$tmp/bigproc" && seq 100000 103000 | xargs mkdir &&
+		for d in 1*; do printf 'SLURM_JOB_ID=4249\0SLURMD_NODENAME=tnode\0' >"$d/environ"; done)
+	for f in stat meminfo loadavg uptime; do cat /proc/$f >"$tmp/bigproc/$f"; done
+	rm -rf "$tmp/big-state" && mkdir "$tmp/big-state"
+	"$bin" --job 4249 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/big-state" \
+		--options interval=50ms,source=proc --proc "$tmp/bigproc" --cpus 0 --fifo 3 &
+	mon=$!
+	for _ in $(seq 100); do grep -q 'normal class from now on' "$tmp/big-state/syncmon.log" 2>/dev/null && break; sleep 0.1; done
+	ok "--fifo 3, a tick past its 5 ms: back in the normal class" "[ \"\$(awk '{print \$41}' /proc/$mon/stat)\" = 0 ]"
+	kill $mon
+	wait $mon
+	ok "--fifo 3, a tick past its 5 ms: its log says so" \
+		"grep -q 'a tick ran past its share at SCHED_FIFO (syncmon_fifo=3): sampling in the normal class from now on' $tmp/big-state/syncmon.log"
+fi
 ok "without --fifo: the header says 0" "head -1 $tmp/out/syncmon-4242-tnode.jsonl | grep -q '\"sched_fifo\":0,'"
 # A job of another user than root, found by its environment: with only
 # what it keeps, the sampler still reads the job's processes (their

@@ -51,7 +51,7 @@ END_TEST
 /* The site's bounds on the sampler: a size and a share of one CPU. */
 START_TEST(sampler_bounds)
 {
-	char *argv[] = { "syncmon_memory=1G", "syncmon_cpu=0.5%", "syncmon_fifo=99" };
+	char *argv[] = { "syncmon_memory=1G", "syncmon_cpu=0.5%", "syncmon_fifo=49" };
 	struct lwk_config c;
 
 	lwk_config_defaults(&c);
@@ -64,7 +64,7 @@ START_TEST(sampler_bounds)
 	ck_assert_int_eq(lwk_config_parse(3, argv, &c, err, sizeof(err)), 0);
 	ck_assert_uint_eq(c.syncmon_memory, 1ULL << 30);
 	ck_assert_uint_eq(c.syncmon_cpu, 50);
-	ck_assert_uint_eq(c.syncmon_fifo, 99);
+	ck_assert_uint_eq(c.syncmon_fifo, 49);
 }
 END_TEST
 
@@ -121,7 +121,7 @@ START_TEST(refusals)
 	char *isolate[] = { "lwk_isolate=isolated" };
 	char *small[] = { "syncmon_memory=8M" }, *nocpu[] = { "syncmon_cpu=0" };
 	char *overcpu[] = { "syncmon_cpu=101%" };
-	char *overfifo[] = { "syncmon_fifo=100" }, *wordfifo[] = { "syncmon_fifo=high" };
+	char *overfifo[] = { "syncmon_fifo=50" }, *wordfifo[] = { "syncmon_fifo=high" };
 
 	refuse(2, unknown, "unknown key 'statedir'",
 	       "lwk, sync_monitor, contention_aware, on_error, state_dir, syncmon, cgroup_root, mckernel, "
@@ -137,8 +137,8 @@ START_TEST(refusals)
 	refuse(1, small, "syncmon_memory", "a size from");
 	refuse(1, nocpu, "syncmon_cpu", "a percentage from 0.01");
 	refuse(1, overcpu, "syncmon_cpu", "to 100");
-	refuse(1, overfifo, "syncmon_fifo", "a whole number from 0 to 99");
-	refuse(1, wordfifo, "syncmon_fifo", "a whole number from 0 to 99");
+	refuse(1, overfifo, "syncmon_fifo", "a whole number from 0 to 49");
+	refuse(1, wordfifo, "syncmon_fifo", "a whole number from 0 to 49");
 }
 END_TEST
 

@@ -152,7 +152,7 @@ START_TEST(a_tree_without_cpuset_is_refused_naming_delegation)
 	ck_assert_ptr_nonnull(strstr(err, "lwk: --lwk: the cpuset controller is not delegated to "));
 	ck_assert_ptr_nonnull(strstr(err, "/cg/s.slice/n1.scope/job_42/step_0 (its cgroup.controllers: "
 					  "'cpu memory pids') on n1, so the job cannot have CPUs of "
-					  "its own; give slurmd's unit Delegate=yes"));
+					  "its own; Slurm's cgroups need the cpuset controller delegated"));
 	/* The batch step of the same job still has it. */
 	ck_assert_int_eq(lwk_part_placeable(&roots, 42,
 					    "0::/s.slice/n1.scope/job_42/step_batch/slurm\n", err,

@@ -73,6 +73,48 @@ START_TEST(v2_dir_of_a_process)
 }
 END_TEST
 
+/* Slurm's scope for the steps, judged at slurmd's start: the one slurmd
+ * sits in when it made it by hand, else system.slice's, named by the
+ * node where slurmd runs several per host. */
+START_TEST(slurm_scope_of_a_slurmd)
+{
+	char out[4800], want[600];
+
+	tree_make("scope");
+	/* slurmd started by hand: Slurm moved it into <scope>/slurmd. */
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/system.slice/n1_slurmstepd.scope/slurmd\n", tree_root,
+					     "n1", out, sizeof(out)),
+			 0);
+	snprintf(want, sizeof(want), "%s/system.slice/n1_slurmstepd.scope", tree_root);
+	ck_assert_str_eq(out, want);
+	/* Started by systemd, or from a login shell: none made yet here. */
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/system.slice/slurmd.service\n", tree_root, "n1", out,
+					     sizeof(out)),
+			 -1);
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/user.slice/user-0.slice/session-3.scope\n", tree_root,
+					     "n1", out, sizeof(out)),
+			 -1);
+	tree_mkdir("system.slice/slurmstepd.scope");
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/user.slice/user-0.slice/session-3.scope\n", tree_root,
+					     "n1", out, sizeof(out)),
+			 0);
+	snprintf(want, sizeof(want), "%s/system.slice/slurmstepd.scope", tree_root);
+	ck_assert_str_eq(out, want);
+	/* Several slurmd a host: the node's own first. */
+	tree_mkdir("system.slice/n1_slurmstepd.scope");
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/system.slice/slurmd.service\n", tree_root, "n1", out,
+					     sizeof(out)),
+			 0);
+	snprintf(want, sizeof(want), "%s/system.slice/n1_slurmstepd.scope", tree_root);
+	ck_assert_str_eq(out, want);
+	/* A "slurmd" cgroup below no scope is not Slurm's. */
+	ck_assert_int_eq(lwk_slurm_scope_dir("0::/x/slurmd\n", tree_root, "n2", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/system.slice/slurmstepd.scope", tree_root);
+	ck_assert_str_eq(out, want);
+	tree_remove();
+}
+END_TEST
+
 /* 26.05's cgroup v2 names the job's cgroup by its SLUID ("s" and 13
  * base-32 digits: cgroup_p_step_create, src/plugins/cgroup/v2/cgroup_v2.c,
  * slurm-26-05-3-1), unless CgroupJobIdPaths=yes. */
@@ -254,6 +296,7 @@ Suite *procfs_suite(void)
 	tcase_add_test(tc, job_cgroup_from_proc_self_cgroup);
 	tcase_add_test(tc, job_cgroup_named_by_sluid);
 	tcase_add_test(tc, v2_dir_of_a_process);
+	tcase_add_test(tc, slurm_scope_of_a_slurmd);
 	tcase_add_test(tc, sluid_names);
 	tcase_add_test(tc, environ_names_job_and_node);
 	tcase_add_test(tc, node_files_parse);
