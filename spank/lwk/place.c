@@ -105,8 +105,8 @@ static int no_hierarchy(const struct lwk_node_roots *r, char *err, size_t errlen
  * plugin's own tree, made from the root down) gets CPUs of its own only
  * if its parent was delegated the cpuset controller.  Slurm enables in
  * its job and step cgroups every controller its scope has; without
- * cpuset there (a unit without Delegate=yes, a container's cgroup without
- * it), the first write of CPUs would fail, naming only the file.
+ * cpuset there (systemd before 244, a container's cgroup without it),
+ * the first write of CPUs would fail, naming only the file.
  */
 static int undelegated(const struct lwk_node_roots *r, enum lwk_cgroup_version v, const char *cg,
 		       char *err, size_t errlen)
