@@ -203,6 +203,17 @@ const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
 	return ti->cg_link >= 0 ? "cgroup" : "tasks";
 }
 
+const char *lwk_taskiter_loader(const struct lwk_taskiter *ti)
+{
+	bool cg = ti->cg_link >= 0;
+
+	if (ti->progs.light && (!cg || ti->progs.cg_light))
+		return "light";
+	if (!ti->progs.light && (!cg || !ti->progs.cg_light))
+		return "libbpf";
+	return "light and libbpf";
+}
+
 uint64_t lwk_taskiter_fallbacks(const struct lwk_taskiter *ti, const char **why)
 {
 	*why = ti->fallback_why;

@@ -54,6 +54,9 @@ struct lwk_taskiter *lwk_taskiter_open(size_t max_procs, const char *cgroup, cha
 /* The walk reads use now: "cgroup" or "tasks", and in *why the reason
  * the cgroup walk is not used ("" when it is). */
 const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why);
+/* Which skeletons loaded the walks in use: "light", "libbpf" (the light
+ * ones did not load) or "light and libbpf". */
+const char *lwk_taskiter_loader(const struct lwk_taskiter *ti);
 
 /* Reads the cgroup walk could not give whole, read by the task walk
  * (more processes, cgroups or threads than it takes, a listed process

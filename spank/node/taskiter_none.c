@@ -42,6 +42,12 @@ int lwk_taskiter_read(struct lwk_taskiter *ti)
 	return -1;
 }
 
+const char *lwk_taskiter_loader(const struct lwk_taskiter *ti)
+{
+	(void)ti;
+	return "";
+}
+
 const char *lwk_taskiter_walk(const struct lwk_taskiter *ti, const char **why)
 {
 	(void)ti;

@@ -312,7 +312,8 @@ static int open_source(struct run *r, int ready_fd)
 	else if (s->use_bpf) {
 		const char *why, *walk = lwk_sample_source_walk(s, &why);
 
-		say("reading processes from bpf, walking %s%s%s", walk, why[0] ? ": " : "", why);
+		say("reading processes from bpf (%s skeleton), walking %s%s%s",
+		    lwk_taskiter_loader(s->ti), walk, why[0] ? ": " : "", why);
 	}
 	return 0;
 }

@@ -135,6 +135,12 @@ ok "flush ticks are exactly those with k % 4 == 0" \
 	"! sed -n 's/^{\"k\":\([0-9]*\),.*\"flush\":\([a-z]*\),.*/\1 \2/p' $f | awk '((\$1 % 4 == 0) != (\$2 == \"true\")) {bad=1} END {exit !bad}'"
 ok "idle processes skipped between full scans" "grep -q '\"full_scan\":false.*\"skipped\":20,' $f"
 ok "the log says where it wrote" "grep -q 'writing $f' $tmp/state/syncmon.log"
+# The BPF walks load from the light skeletons (relocated in the kernel):
+# libbpf's only where those fail, which the log would say.
+if grep -q 'reading processes from bpf' $tmp/state/syncmon.log; then
+	ok "the bpf source loaded from the light skeleton" \
+		"grep -q 'reading processes from bpf (light skeleton)' $tmp/state/syncmon.log"
+fi
 "$bin" --job 4242 --node tnode --uid 0 --gid 0 --dir "$tmp/out" --state "$tmp/state" --cpus x >/dev/null 2>&1
 ok "a bad --cpus is refused (exit 2)" "[ $? = 2 ]"
 # The safety net for a job whose epilog never runs: it stops once the job
