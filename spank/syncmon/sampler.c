@@ -139,12 +139,14 @@ static volatile sig_atomic_t fifo_dropped;
 static void on_rttime(int sig)
 {
 	struct sched_param sp = { .sched_priority = 0 };
+	int saved = errno; /* the interrupted code's */
 
 	(void)sig;
 	/* Keeping the reset-on-fork flag: only a privileged thread may
 	 * clear it, and the sampler has given up its privileges. */
 	if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp) == 0)
 		fifo_dropped = 1;
+	errno = saved;
 }
 
 static unsigned run_fifo(unsigned prio, const char *cpus, uint64_t interval_us, uint64_t cpu_max)
